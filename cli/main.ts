@@ -1,0 +1,3 @@
+import { runCli } from "./program";
+
+void runCli(process.argv);

@@ -1,0 +1,32 @@
+import { Command, CommanderError } from "commander";
+import { VERSION } from "../server/app-context";
+import { registerMigrate } from "./commands/migrate";
+import { registerServe } from "./commands/serve";
+import { EXIT_USAGE, fail } from "./exit";
+
+export function buildProgram(): Command {
+  const program = new Command("paygate")
+    .description("A self-hostable payment gateway in one executable")
+    .version(VERSION, "-v, --version")
+    .showHelpAfterError()
+    .exitOverride();
+  registerServe(program);
+  registerMigrate(program);
+  return program;
+}
+
+/** Runs the CLI: exit 0 on success, 1 when the operation failed, 2 on bad usage. */
+export async function runCli(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  for (const command of program.commands) command.exitOverride();
+  try {
+    await program.parseAsync(argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version "errors" are successful exits in commander.
+      process.exitCode = error.exitCode === 0 ? 0 : EXIT_USAGE;
+      return;
+    }
+    fail(error);
+  }
+}

@@ -1,0 +1,20 @@
+import type { Cache } from "./cache/cache";
+import type { Config } from "./config";
+import type { Logger } from "./logger";
+import type { Db, Store } from "../store/database";
+
+/** The dependencies every service and route receives; built once per process. */
+export interface AppContext {
+  config: Config;
+  store: Store;
+  db: Db;
+  cache: Cache;
+  log: Logger;
+}
+
+declare global {
+  /** Replaced at build time (tsup/vitest `define`) with package.json's version. */
+  const PAYGATE_VERSION: string;
+}
+
+export const VERSION: string = PAYGATE_VERSION;

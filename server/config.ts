@@ -1,0 +1,131 @@
+import { isIP } from "node:net";
+import { resolve } from "node:path";
+
+/**
+ * Every setting paygate reads, from command-line flags first and `PAYGATE_*`
+ * environment variables second. A bad value stops the start with one line that names
+ * the setting (`ConfigError`).
+ */
+export interface Config {
+  dataDir: string;
+  host: string;
+  port: number;
+  logLevel: LogLevel;
+  /** Base64 of 32 bytes; when absent a key file is created in the data dir. */
+  masterKey: string | undefined;
+  devMode: boolean;
+  /** `production` when PAYGATE_ENV or NODE_ENV says so. */
+  environment: "production" | "development";
+  idempotencyTtlMs: number;
+  /** Token bucket per API key; `undefined` turns rate limiting off. */
+  rateLimit: { perSecond: number; burst: number } | undefined;
+  /** Delays between webhook attempts, in ms; its length is the number of retries. */
+  webhookRetryScheduleMs: number[];
+  webhookTimeoutMs: number;
+  connectorTimeoutMs: number;
+  /** Base URL per live processor (`PAYGATE_<PROCESSOR>_BASE_URL`), when set. */
+  connectorBaseUrls: Partial<Record<string, string>>;
+}
+
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+/** Flags shared by every command; all optional, environment and defaults fill the rest. */
+export interface ConfigFlags {
+  data?: string;
+  host?: string;
+  port?: string | number;
+  logLevel?: string;
+  dev?: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(setting: string, problem: string) {
+    super(`invalid ${setting}: ${problem}`);
+    this.name = "ConfigError";
+  }
+}
+
+export const DEFAULT_RETRY_SCHEDULE = "1m,5m,30m,2h,24h";
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `"1m,5m"` -> `[60000, 300000]`; units ms, s, m, h, d. */
+export function parseDuration(setting: string, text: string): number {
+  const match = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
+  if (!match) throw new ConfigError(setting, `"${text}" is not a duration such as 30s, 5m or 72h`);
+  return Number(match[1]) * (DURATION_UNITS[match[2] as string] as number);
+}
+
+function parsePort(setting: string, value: string | number): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(setting, `"${value}" is not a port number (0-65535)`);
+  return port;
+}
+
+function parseBoolean(setting: string, value: string): boolean {
+  if (["1", "true", "yes", "on"].includes(value.toLowerCase())) return true;
+  if (["0", "false", "no", "off", ""].includes(value.toLowerCase())) return false;
+  throw new ConfigError(setting, `"${value}" is not a boolean (1/0, true/false)`);
+}
+
+function parseRateLimit(value: string): Config["rateLimit"] {
+  const match = /^(\d+)(?::(\d+))?$/.exec(value.trim());
+  if (!match) throw new ConfigError("PAYGATE_RATE_LIMIT", `"${value}" is not "<requests per second>[:<burst>]"`);
+  const perSecond = Number(match[1]);
+  if (perSecond === 0) return undefined;
+  const burst = match[2] === undefined ? perSecond * 2 : Number(match[2]);
+  if (burst < 1) throw new ConfigError("PAYGATE_RATE_LIMIT", "burst must be at least 1");
+  return { perSecond, burst };
+}
+
+function parseMasterKey(value: string): string {
+  if (Buffer.from(value, "base64").length !== 32) {
+    throw new ConfigError("PAYGATE_MASTER_KEY", "must be the base64 encoding of exactly 32 bytes (e.g. `openssl rand -base64 32`)");
+  }
+  return value;
+}
+
+/** Whether `host` only listens on this machine. */
+export function isLoopbackHost(host: string): boolean {
+  if (host === "localhost") return true;
+  if (isIP(host) === 4) return host.startsWith("127.");
+  return host === "::1";
+}
+
+const LIVE_PROCESSORS = ["stripe", "tsys", "nmi"];
+
+export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  const logLevel = (flags.logLevel ?? env.PAYGATE_LOG_LEVEL ?? "info") as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(flags.logLevel ? "--log-level" : "PAYGATE_LOG_LEVEL", `"${logLevel}" is not one of ${LOG_LEVELS.join(", ")}`);
+  }
+  const host = flags.host ?? env.PAYGATE_HOST ?? "127.0.0.1";
+  if (host.trim() === "") throw new ConfigError(flags.host ? "--host" : "PAYGATE_HOST", "must not be empty");
+  const production = env.PAYGATE_ENV === "production" || env.NODE_ENV === "production";
+  const connectorBaseUrls: Partial<Record<string, string>> = {};
+  for (const processor of LIVE_PROCESSORS) {
+    const name = `PAYGATE_${processor.toUpperCase()}_BASE_URL`;
+    const value = env[name];
+    if (value === undefined || value === "") continue;
+    if (!/^https?:\/\/[^\s]+$/.test(value)) throw new ConfigError(name, `"${value}" is not an http(s) URL`);
+    connectorBaseUrls[processor] = value.replace(/\/+$/, "");
+  }
+  const webhookRetryScheduleMs = (env.PAYGATE_WEBHOOK_RETRY_SCHEDULE || DEFAULT_RETRY_SCHEDULE)
+    .split(",")
+    .map((part) => parseDuration("PAYGATE_WEBHOOK_RETRY_SCHEDULE", part));
+  return {
+    dataDir: resolve(flags.data ?? env.PAYGATE_DATA_DIR ?? "paygate-data"),
+    host,
+    port: parsePort(flags.port !== undefined ? "--port" : "PAYGATE_PORT", flags.port ?? env.PAYGATE_PORT ?? 8080),
+    logLevel,
+    masterKey: env.PAYGATE_MASTER_KEY ? parseMasterKey(env.PAYGATE_MASTER_KEY) : undefined,
+    devMode: flags.dev === true || parseBoolean("PAYGATE_DEV_MODE", env.PAYGATE_DEV_MODE ?? ""),
+    environment: production ? "production" : "development",
+    idempotencyTtlMs: parseDuration("PAYGATE_IDEMPOTENCY_TTL", env.PAYGATE_IDEMPOTENCY_TTL || "72h"),
+    rateLimit: parseRateLimit(env.PAYGATE_RATE_LIMIT ?? "100:200"),
+    webhookRetryScheduleMs,
+    webhookTimeoutMs: parseDuration("PAYGATE_WEBHOOK_TIMEOUT", env.PAYGATE_WEBHOOK_TIMEOUT || "30s"),
+    connectorTimeoutMs: parseDuration("PAYGATE_CONNECTOR_TIMEOUT", env.PAYGATE_CONNECTOR_TIMEOUT || "30s"),
+    connectorBaseUrls,
+  };
+}

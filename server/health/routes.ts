@@ -1,0 +1,49 @@
+import type { AppContext } from "../app-context";
+import { VERSION } from "../app-context";
+import { json, route, type Route } from "../http/route";
+
+type Check = "ok" | "error";
+
+/** Each dependency readiness depends on, checked for real on every call. */
+async function readinessChecks(app: AppContext): Promise<Record<string, Check>> {
+  const database = await checkDatabase(app);
+  const cache = await app.cache.ping().then(
+    (ok) => (ok ? "ok" : "error") as Check,
+    () => "error" as Check,
+  );
+  return { database, cache };
+}
+
+async function checkDatabase(app: AppContext): Promise<Check> {
+  // A deleted or replaced database file would still answer queries from the open
+  // handle while every write is lost at restart, so the file itself is checked too.
+  if (!app.store.fileIsPresent()) return "error";
+  try {
+    await app.db.selectFrom("merchants").select("id").limit(1).execute();
+    return "ok";
+  } catch {
+    return "error";
+  }
+}
+
+export function healthRoutes(app: AppContext): Route[] {
+  return [
+    route({
+      method: "GET",
+      path: "/health",
+      scope: null,
+      handle: async () => ({ status: "ok", service: "paygate", version: VERSION }),
+      present: (body) => json(200, body),
+    }),
+    route({
+      method: "GET",
+      path: "/health/ready",
+      scope: null,
+      handle: () => readinessChecks(app),
+      present: (checks) => {
+        const ready = Object.values(checks).every((c) => c === "ok");
+        return json(ready ? 200 : 503, { status: ready ? "ready" : "degraded", checks });
+      },
+    }),
+  ];
+}

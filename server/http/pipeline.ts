@@ -1,0 +1,96 @@
+import type { H3Event } from "h3";
+import type { AppContext } from "../app-context";
+import { ApiError, errors } from "../errors";
+import { ANONYMOUS } from "../keys/actor";
+import { transactionUnit } from "../unit-of-work";
+import { errorBody } from "./error-envelope";
+import { readJsonObject } from "./json-body";
+import { requestIdFor } from "./request-id";
+import type { Reply, Route, RouteRequest } from "./route";
+
+/** A reply rendered to bytes: what is sent, and what idempotency stores and replays. */
+export interface RenderedReply {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export function render(outcome: Reply | ApiError, requestId: string): RenderedReply {
+  if (outcome instanceof ApiError) {
+    return {
+      status: outcome.status,
+      headers: { "content-type": "application/json", ...outcome.details.headers },
+      body: JSON.stringify(errorBody(outcome, requestId)),
+    };
+  }
+  const headers = { ...outcome.headers };
+  if (outcome.body === undefined) return { status: outcome.status, headers, body: "" };
+  headers["content-type"] = "application/json";
+  return { status: outcome.status, headers, body: JSON.stringify(outcome.body) };
+}
+
+function toResponse(reply: RenderedReply, requestId: string): Response {
+  const headers = new Headers(reply.headers);
+  headers.set("x-request-id", requestId);
+  return new Response(reply.status === 204 ? null : reply.body, { status: reply.status, headers });
+}
+
+/** Anything not an ApiError is a bug: logged in full, answered with a generic 500. */
+export function asApiError(app: AppContext, error: unknown, requestId: string): ApiError {
+  if (error instanceof ApiError) return error;
+  app.log.error({ err: error, request_id: requestId }, "unhandled error");
+  return errors.internal();
+}
+
+/** Logs one line per request; never the headers or the body. */
+function logRequest(app: AppContext, event: H3Event, routePath: string, requestId: string, status: number, started: number, merchant?: string): void {
+  app.log.info(
+    {
+      request_id: requestId,
+      method: event.req.method,
+      route: routePath,
+      status,
+      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+      ...(merchant && { merchant }),
+    },
+    "request",
+  );
+}
+
+/**
+ * Runs one request through everything a route declared: request id, body, handler,
+ * rendering, logging. Every answer, error or not, leaves through here.
+ */
+export async function runRoute(app: AppContext, route: Route, event: H3Event, params: Record<string, string>): Promise<Response> {
+  const started = performance.now();
+  const requestId = requestIdFor(event.req.headers.get("x-request-id"));
+  let rendered: RenderedReply;
+  try {
+    const hasBody = route.method !== "GET" && route.method !== "DELETE";
+    const { body } = hasBody ? await readJsonObject(event.req as Request) : { body: {} };
+    const request: RouteRequest = {
+      requestId,
+      params,
+      query: event.url.searchParams,
+      body,
+      headers: event.req.headers,
+      actor: ANONYMOUS,
+      unit: transactionUnit(app.db),
+    };
+    const value = await route.handle(request);
+    rendered = render(route.present(value), requestId);
+  } catch (error) {
+    rendered = render(asApiError(app, error, requestId), requestId);
+  }
+  logRequest(app, event, route.path, requestId, rendered.status, started);
+  return toResponse(rendered, requestId);
+}
+
+/** Answers outside any route (unknown path, wrong method) in the same envelope. */
+export function answerError(app: AppContext, event: H3Event, error: ApiError, routePath: string): Response {
+  const started = performance.now();
+  const requestId = requestIdFor(event.req.headers.get("x-request-id"));
+  const rendered = render(error, requestId);
+  logRequest(app, event, routePath, requestId, rendered.status, started);
+  return toResponse(rendered, requestId);
+}

@@ -1,0 +1,34 @@
+import { randomBytes, randomUUID } from "node:crypto";
+
+const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+/**
+ * `length` characters of [a-z0-9] from the CSPRNG. Bytes >= 252 are rejected so each
+ * character is uniform (252 = 7 * 36).
+ */
+export function randomAlphanumeric(length: number): string {
+  let out = "";
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 252) out += ALPHABET[byte % 36];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+export const newUuid = (): string => randomUUID();
+export const newMerchantShortId = (): string => `mrc_${randomAlphanumeric(10)}`;
+export const newAccountShortId = (): string => `ca_${randomAlphanumeric(10)}`;
+export const newApiKeyId = (): string => `key_${randomAlphanumeric(16)}`;
+export const newEventId = (): string => `evt_${randomAlphanumeric(24)}`;
+export const newRefundId = (): string => `re_${randomAlphanumeric(24)}`;
+export const newWebhookEndpointId = (): string => `we_${randomAlphanumeric(16)}`;
+export const newDeliveryId = (): string => `whd_${randomAlphanumeric(20)}`;
+export const newAttemptId = (): string => `wha_${randomAlphanumeric(20)}`;
+export const newRequestId = (): string => `req_${randomAlphanumeric(20)}`;
+
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** ISO 8601 UTC with milliseconds, the one timestamp format of the API and the store. */
+export const isoNow = (): string => new Date().toISOString();

@@ -1,0 +1,70 @@
+import BetterSqlite3 from "better-sqlite3";
+import { Kysely, Migrator, SqliteDialect, type Transaction } from "kysely";
+import { mkdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { migrationProvider } from "./migrations";
+import { nativeBinding } from "./native-binding";
+import type { Database } from "./schema";
+
+/** A query executor: the database itself or an open transaction. */
+export type Db = Kysely<Database>;
+export type Trx = Transaction<Database>;
+
+export const DATABASE_FILE = "paygate.db";
+
+export interface Store {
+  readonly db: Db;
+  readonly file: string;
+  /**
+   * SQLite's `PRAGMA data_version`: changes whenever another connection (another
+   * process, such as the CLI) commits. Caches compare it to know they are stale.
+   */
+  dataVersion(): number;
+  /** Whether the database file on disk is still the one this process writes to. */
+  fileIsPresent(): boolean;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** How long a writer waits for another process's lock before failing. @default 5000 */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * Opens (creating if needed) `paygate.db` in `dataDir` with the durability settings
+ * paygate relies on: WAL journal, `synchronous=FULL` (a commit is on disk before it is
+ * acknowledged), foreign keys, and a busy timeout for the CLI and server sharing it.
+ */
+export function openStore(dataDir: string, options: OpenOptions = {}): Store {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = join(dataDir, DATABASE_FILE);
+  const sqlite = new BetterSqlite3(file, { nativeBinding: nativeBinding() as string });
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("synchronous = FULL");
+  sqlite.pragma("foreign_keys = ON");
+  sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+  const inode = statSync(file).ino;
+  const dataVersionStatement = sqlite.prepare("PRAGMA data_version").pluck();
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return {
+    db,
+    file,
+    dataVersion: () => dataVersionStatement.get() as number,
+    fileIsPresent() {
+      try {
+        return statSync(file).ino === inode;
+      } catch {
+        return false;
+      }
+    },
+    close: () => db.destroy(),
+  };
+}
+
+/** Applies every pending migration; returns the names applied now. */
+export async function migrate(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: migrationProvider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}

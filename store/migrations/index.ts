@@ -1,0 +1,16 @@
+import type { Migration, MigrationProvider } from "kysely";
+import { initMigration } from "./001_init";
+
+/**
+ * Every migration, in order. Listed statically (not read from a folder) so they are
+ * bundled into the single executable.
+ */
+const MIGRATIONS: Record<string, Migration> = {
+  "001_init": initMigration,
+};
+
+export const migrationProvider: MigrationProvider = {
+  async getMigrations() {
+    return MIGRATIONS;
+  },
+};

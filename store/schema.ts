@@ -1,0 +1,210 @@
+import type { Insertable, Selectable, Updateable } from "kysely";
+
+/**
+ * Row shapes of every table, as kysely sees them. Timestamps are ISO 8601 UTC strings
+ * with milliseconds (they sort as text); booleans are 0/1; JSON columns are text.
+ */
+export interface Database {
+  merchants: MerchantsTable;
+  api_keys: ApiKeysTable;
+  idempotency_keys: IdempotencyKeysTable;
+  secrets: SecretsTable;
+  connector_accounts: ConnectorAccountsTable;
+  routing: RoutingTable;
+  card_tokens: CardTokensTable;
+  payments: PaymentsTable;
+  refunds: RefundsTable;
+  events: EventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+}
+
+export interface MerchantsTable {
+  id: string;
+  short_id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  merchant_id: string;
+  name: string;
+  type: "secret" | "publishable";
+  mode: "test" | "live";
+  role: "merchant" | "admin";
+  /** JSON array of scope strings. */
+  scopes: string;
+  /** SHA-256 (hex) of the plaintext key; the plaintext is never stored. */
+  key_hash: string;
+  key_prefix: string;
+  last4: string;
+  status: "active" | "revoked";
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface IdempotencyKeysTable {
+  api_key_id: string;
+  method: string;
+  path: string;
+  key: string;
+  fingerprint: string;
+  state: "in_flight" | "done";
+  /** Refreshed while the request runs; an in-flight row older than the lock timeout is taken over. */
+  locked_at: number;
+  response_status: number | null;
+  /** JSON object of the response headers to replay. */
+  response_headers: string | null;
+  response_body: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface SecretsTable {
+  path: string;
+  version: number;
+  /** AES-256-GCM with the master key: base64 of iv | tag | ciphertext. */
+  ciphertext: string;
+  created_at: string;
+}
+
+export interface ConnectorAccountsTable {
+  id: string;
+  short_id: string;
+  merchant_id: string;
+  connector_id: string;
+  mode: "test" | "live";
+  key_kind: string;
+  label: string;
+  is_default: number;
+  credential_ref: string;
+  is_active: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RoutingTable {
+  merchant_id: string;
+  mode: "test" | "live";
+  /** JSON array of connector ids, highest priority first. */
+  connectors: string;
+  updated_at: string;
+}
+
+export interface CardTokensTable {
+  token: string;
+  merchant_id: string;
+  mode: "test" | "live";
+  /** AES-256-GCM with the master key; the CVC is never stored anywhere. */
+  pan_encrypted: string;
+  bin_prefix: string;
+  last4: string;
+  exp_month: number;
+  exp_year: number;
+  card_brand: string;
+  created_at: string;
+}
+
+export interface PaymentsTable {
+  id: string;
+  merchant_id: string;
+  mode: "test" | "live";
+  amount: number;
+  amount_captured: number;
+  amount_refunded: number;
+  currency: string;
+  status: string;
+  capture_method: "manual" | "automatic";
+  connector_id: string;
+  connector_account_id: string;
+  gateway_token: string;
+  card_brand: string;
+  card_last4: string;
+  card_exp_month: number;
+  card_exp_year: number;
+  connector_transaction_id: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  description: string | null;
+  /** JSON object of string keys and values. */
+  metadata: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RefundsTable {
+  id: string;
+  payment_id: string;
+  amount: number;
+  reason: string | null;
+  connector_refund_id: string | null;
+  created_at: string;
+}
+
+export interface EventsTable {
+  id: string;
+  merchant_id: string;
+  mode: "test" | "live";
+  type: string;
+  payment_id: string | null;
+  /** The exact JSON body delivered to receivers. */
+  payload: string;
+  created_at: string;
+}
+
+export interface WebhookEndpointsTable {
+  id: string;
+  merchant_id: string;
+  mode: "test" | "live";
+  url: string;
+  /** JSON array of event types, or ["*"]. */
+  event_types: string;
+  description: string | null;
+  status: "enabled" | "disabled";
+  secret_encrypted: string;
+  previous_secret_encrypted: string | null;
+  previous_secret_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  status: "pending" | "succeeded" | "dead";
+  attempts: number;
+  /** Epoch milliseconds; due rows are picked by the dispatcher and the cron sweep. */
+  next_attempt_at: number | null;
+  /** Epoch milliseconds; set while a process is sending, so two senders never overlap. */
+  leased_until: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  attempted_at: string;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  response_excerpt: string | null;
+}
+
+export type MerchantRow = Selectable<MerchantsTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type NewApiKeyRow = Insertable<ApiKeysTable>;
+export type ApiKeyUpdate = Updateable<ApiKeysTable>;
+export type ConnectorAccountRow = Selectable<ConnectorAccountsTable>;
+export type CardTokenRow = Selectable<CardTokensTable>;
+export type PaymentRow = Selectable<PaymentsTable>;
+export type RefundRow = Selectable<RefundsTable>;
+export type EventRow = Selectable<EventsTable>;
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
