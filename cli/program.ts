@@ -1,5 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { VERSION } from "../server/app-context";
+import { registerKeys } from "./commands/keys";
+import { registerMerchants } from "./commands/merchants";
 import { registerMigrate } from "./commands/migrate";
 import { registerServe } from "./commands/serve";
 import { EXIT_USAGE, fail } from "./exit";
@@ -12,13 +14,19 @@ export function buildProgram(): Command {
     .exitOverride();
   registerServe(program);
   registerMigrate(program);
+  registerMerchants(program);
+  registerKeys(program);
   return program;
 }
 
 /** Runs the CLI: exit 0 on success, 1 when the operation failed, 2 on bad usage. */
 export async function runCli(argv: string[]): Promise<void> {
   const program = buildProgram();
-  for (const command of program.commands) command.exitOverride();
+  const overrideAll = (command: Command): void => {
+    command.exitOverride();
+    command.commands.forEach(overrideAll);
+  };
+  overrideAll(program);
   try {
     await program.parseAsync(argv);
   } catch (error) {

@@ -2,6 +2,7 @@ import type { Cache } from "./cache/cache";
 import type { Config } from "./config";
 import type { Logger } from "./logger";
 import type { Db, Store } from "../store/database";
+import type { Authenticator } from "./keys/authenticator";
 
 /** The dependencies every service and route receives; built once per process. */
 export interface AppContext {
@@ -10,6 +11,9 @@ export interface AppContext {
   db: Db;
   cache: Cache;
   log: Logger;
+  auth: Authenticator;
+  /** Run in order at shutdown, before the store closes (flush batches, stop timers). */
+  closers: Array<() => Promise<void>>;
 }
 
 declare global {

@@ -2,7 +2,12 @@ import { toNodeHandler } from "h3";
 import type { AppContext } from "./app-context";
 import { MemoryCache } from "./cache/memory-cache";
 import type { Config } from "./config";
+import { assertDevModeAllowed, devModeActor, type DevSeeder } from "./dev-mode";
 import { healthRoutes } from "./health/routes";
+import { scheduleIdempotencyPurge } from "./jobs/idempotency-purge";
+import { Authenticator } from "./keys/authenticator";
+import { keyRoutes } from "./keys/routes";
+import { merchantRoutes } from "./merchants/routes";
 import { listenOn, type Listening } from "./http/listen";
 import { createRouter } from "./http/router";
 import type { Route } from "./http/route";
@@ -22,14 +27,28 @@ export interface RunningServer {
 
 /** Every route of the API. */
 export function allRoutes(app: AppContext): Route[] {
-  return [...healthRoutes(app)];
+  return [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app)];
 }
+
+/** What dev mode seeds for its merchant besides the merchant and key. */
+const DEV_SEEDERS: DevSeeder[] = [];
 
 /** Opens the store, applies migrations, and wires the process-wide dependencies. */
 export async function createAppContext(config: Config, log: Logger = createLogger(config.logLevel)): Promise<AppContext> {
   const store = openStore(config.dataDir);
   await migrate(store.db);
-  return { config, store, db: store.db, cache: new MemoryCache(), log };
+  const cache = new MemoryCache();
+  const devActor = config.devMode ? await devModeActor(store.db, DEV_SEEDERS) : undefined;
+  const auth = new Authenticator(store.db, store, cache, devActor);
+  return { config, store, db: store.db, cache, log, auth, closers: [() => auth.close()] };
+}
+
+/** Runs the shutdown hooks, then closes the database. */
+export async function closeAppContext(app: AppContext): Promise<void> {
+  for (const close of app.closers) {
+    await close().catch((error: unknown) => app.log.error({ err: error }, "shutdown step failed"));
+  }
+  await app.store.close();
 }
 
 export interface StartOptions {
@@ -39,19 +58,21 @@ export interface StartOptions {
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  if (config.devMode) assertDevModeAllowed(config);
   const app = await createAppContext(config, options.log);
+  scheduleIdempotencyPurge(app);
   const h3 = createRouter(app, (options.routes ?? allRoutes)(app));
   let listening: Listening;
   try {
     listening = await listenOn(toNodeHandler(h3), config.host, config.port);
   } catch (error) {
-    await app.store.close();
+    await closeAppContext(app);
     throw error;
   }
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   let closing: Promise<void> | undefined;
   const close = () => {
-    closing ??= listening.close(SHUTDOWN_GRACE_MS).then(() => app.store.close());
+    closing ??= listening.close(SHUTDOWN_GRACE_MS).then(() => closeAppContext(app));
     return closing;
   };
   return { url: `http://${host}:${listening.port}`, port: listening.port, app, close };

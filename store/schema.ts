@@ -5,6 +5,7 @@ import type { Insertable, Selectable, Updateable } from "kysely";
  * with milliseconds (they sort as text); booleans are 0/1; JSON columns are text.
  */
 export interface Database {
+  settings: SettingsTable;
   merchants: MerchantsTable;
   api_keys: ApiKeysTable;
   idempotency_keys: IdempotencyKeysTable;
@@ -18,6 +19,11 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+}
+
+export interface SettingsTable {
+  name: string;
+  value: string;
 }
 
 export interface MerchantsTable {

@@ -1,12 +1,15 @@
 import type { H3Event } from "h3";
 import type { AppContext } from "../app-context";
 import { ApiError, errors } from "../errors";
-import { ANONYMOUS } from "../keys/actor";
-import { transactionUnit } from "../unit-of-work";
+import { ANONYMOUS, type Actor } from "../keys/actor";
+import { requireScope } from "../keys/authenticator";
+import { transactionUnit, type UnitOfWork } from "../unit-of-work";
 import { errorBody } from "./error-envelope";
+import { beginIdempotent, fingerprint, idempotencyKeyFrom, type IdempotencySession } from "./idempotency";
 import { readJsonObject } from "./json-body";
+import { enforceRateLimit } from "./rate-limit";
 import { requestIdFor } from "./request-id";
-import type { Reply, Route, RouteRequest } from "./route";
+import type { Reply, Route } from "./route";
 
 /** A reply rendered to bytes: what is sent, and what idempotency stores and replays. */
 export interface RenderedReply {
@@ -57,32 +60,58 @@ function logRequest(app: AppContext, event: H3Event, routePath: string, requestI
   );
 }
 
+function isIdempotent(route: Route): boolean {
+  return route.idempotent ?? route.method === "POST";
+}
+
 /**
- * Runs one request through everything a route declared: request id, body, handler,
- * rendering, logging. Every answer, error or not, leaves through here.
+ * Runs one request through everything a route declared, in this order: request id,
+ * authentication and scope, rate limit, body, idempotency, handler, rendering, log.
+ * Every answer, error or not, leaves through here.
  */
 export async function runRoute(app: AppContext, route: Route, event: H3Event, params: Record<string, string>): Promise<Response> {
   const started = performance.now();
-  const requestId = requestIdFor(event.req.headers.get("x-request-id"));
+  const headers = event.req.headers;
+  const requestId = requestIdFor(headers.get("x-request-id"));
+  let actor: Actor = ANONYMOUS;
+  let session: IdempotencySession | undefined;
   let rendered: RenderedReply;
+  let errorCode: string | undefined;
   try {
+    if (route.scope) {
+      actor = await app.auth.authenticate(headers.get("authorization"));
+      requireScope(actor, route.scope);
+      enforceRateLimit(app, actor);
+    }
     const hasBody = route.method !== "GET" && route.method !== "DELETE";
     const { body } = hasBody ? await readJsonObject(event.req as Request) : { body: {} };
-    const request: RouteRequest = {
-      requestId,
-      params,
-      query: event.url.searchParams,
-      body,
-      headers: event.req.headers,
-      actor: ANONYMOUS,
-      unit: transactionUnit(app.db),
-    };
-    const value = await route.handle(request);
+    let unit: UnitOfWork = transactionUnit(app.db);
+    if (isIdempotent(route)) {
+      const method = route.method;
+      const path = event.url.pathname;
+      const scope = { apiKeyId: actor.apiKeyId, method, path, key: idempotencyKeyFrom(headers) };
+      const begun = await beginIdempotent(app, scope, fingerprint(method, path, body, headers.get("x-connector-account")));
+      if ("replay" in begun) {
+        const replay = { ...begun.replay, headers: { ...begun.replay.headers, "idempotent-replayed": "true" } };
+        logRequest(app, event, route.path, requestId, replay.status, started, actor.merchantShortId);
+        return toResponse(replay, requestId);
+      }
+      session = begun.session;
+      unit = session.unit((value) => render(route.present(value), requestId));
+    }
+    const value = await route.handle({ requestId, params, query: event.url.searchParams, body, headers, actor, unit });
     rendered = render(route.present(value), requestId);
   } catch (error) {
-    rendered = render(asApiError(app, error, requestId), requestId);
+    const apiError = asApiError(app, error, requestId);
+    errorCode = apiError.code;
+    rendered = render(apiError, requestId);
   }
-  logRequest(app, event, route.path, requestId, rendered.status, started);
+  if (session) {
+    await session.finish(rendered, errorCode).catch((error: unknown) => {
+      app.log.error({ err: error, request_id: requestId }, "could not record the idempotent answer");
+    });
+  }
+  logRequest(app, event, route.path, requestId, rendered.status, started, actor.merchantShortId);
   return toResponse(rendered, requestId);
 }
 

@@ -7,6 +7,12 @@ import { sql, type Kysely, type Migration } from "kysely";
 export const initMigration: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     await db.schema
+      .createTable("settings")
+      .addColumn("name", "text", (c) => c.primaryKey())
+      .addColumn("value", "text", (c) => c.notNull())
+      .execute();
+
+    await db.schema
       .createTable("merchants")
       .addColumn("id", "text", (c) => c.primaryKey())
       .addColumn("short_id", "text", (c) => c.notNull().unique())

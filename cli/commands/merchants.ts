@@ -1,0 +1,26 @@
+import type { Command } from "commander";
+import { createMerchant, listMerchants } from "../../server/merchants/merchants";
+import { withApp, withCommonOptions, type DataFlags } from "../context";
+import { printResult } from "../output";
+
+const COLUMNS = ["id", "short_id", "name", "created_at"];
+
+export function registerMerchants(program: Command): void {
+  const merchants = program.command("merchants").description("Create and list merchants");
+  withCommonOptions(merchants.command("create").description("Create a merchant"))
+    .requiredOption("--name <name>", "merchant name")
+    .action((flags: DataFlags & { name: string }) =>
+      withApp(flags, async (app) => {
+        const merchant = await createMerchant(app.db, flags.name);
+        printResult(flags.json, merchant, [merchant], COLUMNS);
+      }),
+    );
+  withCommonOptions(merchants.command("list").description("List merchants, newest first"))
+    .option("--limit <n>", "how many (1-100)", "100")
+    .action((flags: DataFlags & { limit: string }) =>
+      withApp(flags, async (app) => {
+        const page = await listMerchants(app.db, { limit: Math.min(100, Math.max(1, Number(flags.limit) || 100)) });
+        printResult(flags.json, page, page.data, COLUMNS);
+      }),
+    );
+}

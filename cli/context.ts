@@ -1,0 +1,31 @@
+import type { Command } from "commander";
+import type { AppContext } from "../server/app-context";
+import { loadConfig } from "../server/config";
+import { createLogger } from "../server/logger";
+import { closeAppContext, createAppContext } from "../server/server";
+
+export interface DataFlags {
+  data?: string;
+  json?: boolean;
+}
+
+/** `--data` and `--json`, which every store command takes. */
+export function withCommonOptions(command: Command): Command {
+  return command
+    .option("--data <dir>", "data directory (default ./paygate-data, env PAYGATE_DATA_DIR)")
+    .option("--json", "print JSON for scripts instead of a table");
+}
+
+/**
+ * Runs a command against the same store and services as the server: the CLI is a
+ * second front door, never a second implementation. Logs go to stderr.
+ */
+export async function withApp<T>(flags: DataFlags, fn: (app: AppContext) => Promise<T>): Promise<T> {
+  const config = loadConfig({ data: flags.data }, { ...process.env, PAYGATE_DEV_MODE: "" });
+  const app = await createAppContext(config, createLogger(config.logLevel === "info" ? "warn" : config.logLevel, 2));
+  try {
+    return await fn(app);
+  } finally {
+    await closeAppContext(app);
+  }
+}

@@ -1,0 +1,103 @@
+import { createHash } from "node:crypto";
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  releaseIdempotencyKey,
+  type IdempotencyScope,
+  type StoredResponse,
+} from "../../store/idempotency";
+import type { AppContext } from "../app-context";
+import { ApiError } from "../errors";
+import type { UnitOfWork } from "../unit-of-work";
+import { canonicalJson } from "./canonical-json";
+
+/** An in-flight lock older than this belongs to a dead process and is taken over. */
+export const LOCK_TIMEOUT_MS = 60_000;
+const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+
+/**
+ * Which answers are kept for replay (CONTRACT §3): every answer produced after
+ * authentication and validation, declines included. Not kept, so the same key can be
+ * retried: 400 (fixable input), 401/403, 413, 422, 429, 5xx other than 502 (a 504
+ * re-asks the processor with the same processor-side key).
+ */
+export function isStorable(status: number, code?: string): boolean {
+  if (code === "idempotency_conflict") return false;
+  return status < 400 || status === 404 || status === 409 || status === 502;
+}
+
+export function fingerprint(method: string, path: string, body: unknown, connectorAccountHeader: string | null): string {
+  return createHash("sha256")
+    .update(`${method}\n${path}\n${canonicalJson(body)}\n${connectorAccountHeader ?? ""}`)
+    .digest("hex");
+}
+
+/** The header's value, or the 400 the contract names. */
+export function idempotencyKeyFrom(headers: Headers): string {
+  const key = headers.get("idempotency-key");
+  if (key === null || key === "") {
+    throw new ApiError(400, "missing_idempotency_key", "This request needs an Idempotency-Key header (any unique string up to 255 characters).");
+  }
+  if (!KEY_PATTERN.test(key)) {
+    throw new ApiError(400, "parameter_invalid", "Idempotency-Key must be 1 to 255 printable ASCII characters.", { param: "Idempotency-Key" });
+  }
+  return key;
+}
+
+export type Begin = { replay: StoredResponse } | { session: IdempotencySession };
+
+/**
+ * One request's hold on its Idempotency-Key. `unit` commits the business writes and
+ * the answer in the same transaction; `finish` keeps or releases the key for answers
+ * that did not go through `unit`.
+ */
+export class IdempotencySession {
+  private recorded = false;
+
+  constructor(
+    private readonly app: AppContext,
+    private readonly scope: IdempotencyScope,
+    private readonly lockedAt: number,
+  ) {}
+
+  /** `render` turns the committed value into the exact answer that will be sent. */
+  unit(render: (value: unknown) => StoredResponse): UnitOfWork {
+    return {
+      commit: (fn) =>
+        this.app.db.transaction().execute(async (trx) => {
+          const value = await fn(trx);
+          const response = render(value);
+          if (isStorable(response.status)) {
+            if (!(await completeIdempotencyKey(trx, this.scope, this.lockedAt, response))) {
+              throw new ApiError(409, "idempotency_conflict", "This Idempotency-Key was taken over by another request; nothing was changed.");
+            }
+            this.recorded = true;
+          }
+          return value;
+        }),
+    };
+  }
+
+  async finish(response: StoredResponse, code?: string): Promise<void> {
+    if (this.recorded) return;
+    if (isStorable(response.status, code)) {
+      await completeIdempotencyKey(this.app.db, this.scope, this.lockedAt, response);
+    } else {
+      await releaseIdempotencyKey(this.app.db, this.scope, this.lockedAt);
+    }
+  }
+}
+
+export async function beginIdempotent(app: AppContext, scope: IdempotencyScope, print: string): Promise<Begin> {
+  const claim = await claimIdempotencyKey(app.db, scope, print, Date.now(), app.config.idempotencyTtlMs, LOCK_TIMEOUT_MS);
+  switch (claim.kind) {
+    case "replay":
+      return { replay: claim.response };
+    case "mismatch":
+      throw new ApiError(422, "idempotency_param_mismatch", "This Idempotency-Key was already used with different parameters.");
+    case "in_flight":
+      throw new ApiError(409, "idempotency_conflict", "A request with this Idempotency-Key is still in progress. Retry later.");
+    case "acquired":
+      return { session: new IdempotencySession(app, scope, claim.lockedAt) };
+  }
+}

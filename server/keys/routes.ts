@@ -1,0 +1,75 @@
+import { z } from "zod";
+import type { AppContext } from "../app-context";
+import { json, route, type Route } from "../http/route";
+import { parse } from "../http/validate";
+import { getMerchant } from "../merchants/merchants";
+import { createApiKey, listMerchantApiKeys, revokeApiKey, rotateApiKey } from "./api-keys";
+import { SCOPES } from "./scopes";
+
+const keyName = z.string().trim().min(1).max(200);
+const keyType = z.enum(["secret", "publishable"]);
+const scopes = z.array(z.enum(SCOPES)).min(1);
+
+const createBody = z.strictObject({ name: keyName, type: keyType.default("secret"), scopes: scopes.optional() });
+const adminCreateBody = createBody.extend({
+  mode: z.enum(["test", "live"]).optional(),
+  role: z.enum(["merchant", "admin"]).default("merchant"),
+});
+
+/** `/v1/api-keys` for a merchant's own keys, and the admin route that mints any merchant's keys. */
+export function keyRoutes(app: AppContext): Route[] {
+  return [
+    route({
+      method: "POST",
+      path: "/v1/api-keys",
+      scope: "keys:write",
+      handle: (req) => {
+        const input = parse(createBody, req.body);
+        const { actor } = req;
+        return createApiKey(app.db, { merchantId: actor.merchantId, mode: actor.mode, role: "merchant", ...input }, actor);
+      },
+      present: (key) => json(201, key),
+    }),
+    route({
+      method: "GET",
+      path: "/v1/api-keys",
+      scope: "keys:read",
+      handle: async (req) => ({ object: "list" as const, data: await listMerchantApiKeys(app.db, req.actor.merchantId), has_more: false }),
+      present: (page) => json(200, page),
+    }),
+    route({
+      method: "POST",
+      path: "/v1/api-keys/:keyId/rotate",
+      scope: "keys:write",
+      handle: async (req) => {
+        parse(z.strictObject({}), req.body);
+        const key = await rotateApiKey(app.db, req.actor.merchantId, req.params.keyId as string);
+        app.auth.invalidate();
+        return key;
+      },
+      present: (key) => json(200, key),
+    }),
+    route({
+      method: "DELETE",
+      path: "/v1/api-keys/:keyId",
+      scope: "keys:write",
+      handle: async (req) => {
+        const key = await revokeApiKey(app.db, req.actor.merchantId, req.params.keyId as string);
+        app.auth.invalidate();
+        return { id: key.id, object: key.object, status: key.status, revoked_at: key.revoked_at };
+      },
+      present: (body) => json(200, body),
+    }),
+    route({
+      method: "POST",
+      path: "/admin/merchants/:merchantId/api-keys",
+      scope: "admin",
+      handle: async (req) => {
+        const input = parse(adminCreateBody, req.body);
+        const merchant = await getMerchant(app.db, req.params.merchantId as string);
+        return createApiKey(app.db, { ...input, merchantId: merchant.id, mode: input.mode ?? req.actor.mode }, req.actor);
+      },
+      present: (key) => json(201, key),
+    }),
+  ];
+}

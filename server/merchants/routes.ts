@@ -1,0 +1,36 @@
+import { z } from "zod";
+import type { AppContext } from "../app-context";
+import { json, route, type Route } from "../http/route";
+import { parse } from "../http/validate";
+import { listParams } from "../pagination";
+import { createMerchant, getMerchant, listMerchants } from "./merchants";
+
+export const merchantName = z.string().trim().min(1).max(200);
+const createBody = z.strictObject({ name: merchantName });
+
+/** Admin API for merchants (CONTRACT §6); admin keys only. */
+export function merchantRoutes(app: AppContext): Route[] {
+  return [
+    route({
+      method: "POST",
+      path: "/admin/merchants",
+      scope: "admin",
+      handle: (req) => createMerchant(app.db, parse(createBody, req.body).name),
+      present: (merchant) => json(201, merchant),
+    }),
+    route({
+      method: "GET",
+      path: "/admin/merchants",
+      scope: "admin",
+      handle: (req) => listMerchants(app.db, listParams(req.query)),
+      present: (page) => json(200, page),
+    }),
+    route({
+      method: "GET",
+      path: "/admin/merchants/:merchantId",
+      scope: "admin",
+      handle: (req) => getMerchant(app.db, req.params.merchantId as string),
+      present: (merchant) => json(200, merchant),
+    }),
+  ];
+}

@@ -1,0 +1,112 @@
+import type { Db } from "./database";
+import type { IdempotencyKeysTable } from "./schema";
+
+/** Everything that scopes an Idempotency-Key (CONTRACT §3). */
+export interface IdempotencyScope {
+  apiKeyId: string;
+  method: string;
+  path: string;
+  key: string;
+}
+
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export type Claim =
+  | { kind: "acquired"; lockedAt: number }
+  | { kind: "replay"; response: StoredResponse }
+  | { kind: "mismatch" }
+  | { kind: "in_flight" };
+
+/** The primary key of a scope's row, for `where((eb) => eb.and(rowKey(scope)))`. */
+function rowKey(scope: IdempotencyScope) {
+  return { api_key_id: scope.apiKeyId, method: scope.method, path: scope.path, key: scope.key };
+}
+
+/**
+ * Takes the lock row for a request, or says why not. Every step is one statement
+ * guarded by what was read (compare-and-set on `locked_at`), so two processes on one
+ * database can never both acquire it.
+ */
+export async function claimIdempotencyKey(
+  db: Db,
+  scope: IdempotencyScope,
+  fingerprint: string,
+  now: number,
+  ttlMs: number,
+  lockTimeoutMs: number,
+): Promise<Claim> {
+  const fresh: IdempotencyKeysTable = {
+    api_key_id: scope.apiKeyId,
+    method: scope.method,
+    path: scope.path,
+    key: scope.key,
+    fingerprint,
+    state: "in_flight",
+    locked_at: now,
+    response_status: null,
+    response_headers: null,
+    response_body: null,
+    created_at: now,
+    expires_at: now + ttlMs,
+  };
+  const inserted = await db.insertInto("idempotency_keys").values(fresh).onConflict((oc) => oc.doNothing()).executeTakeFirst();
+  if (inserted.numInsertedOrUpdatedRows && inserted.numInsertedOrUpdatedRows > 0n) return { kind: "acquired", lockedAt: now };
+
+  const existing = await db.selectFrom("idempotency_keys").selectAll().where((eb) => eb.and(rowKey(scope))).executeTakeFirst();
+  if (!existing) return claimIdempotencyKey(db, scope, fingerprint, now, ttlMs, lockTimeoutMs);
+  const expired = existing.expires_at <= now;
+  const abandoned = existing.state === "in_flight" && existing.locked_at <= now - lockTimeoutMs;
+  if (!expired) {
+    if (existing.fingerprint !== fingerprint) return { kind: "mismatch" };
+    if (existing.state === "done") {
+      return {
+        kind: "replay",
+        response: {
+          status: existing.response_status ?? 500,
+          headers: JSON.parse(existing.response_headers ?? "{}") as Record<string, string>,
+          body: existing.response_body ?? "",
+        },
+      };
+    }
+    if (!abandoned) return { kind: "in_flight" };
+  }
+  const taken = await db
+    .updateTable("idempotency_keys")
+    .set({ ...fresh })
+    .where((eb) => eb.and(rowKey(scope)))
+    .where("locked_at", "=", existing.locked_at)
+    .where("state", "=", existing.state)
+    .executeTakeFirst();
+  return taken.numUpdatedRows > 0n ? { kind: "acquired", lockedAt: now } : { kind: "in_flight" };
+}
+
+/** Stores the answer on the lock this request holds; false if the lock was lost. */
+export async function completeIdempotencyKey(db: Db, scope: IdempotencyScope, lockedAt: number, response: StoredResponse): Promise<boolean> {
+  const result = await db
+    .updateTable("idempotency_keys")
+    .set({
+      state: "done",
+      response_status: response.status,
+      response_headers: JSON.stringify(response.headers),
+      response_body: response.body,
+    })
+    .where((eb) => eb.and(rowKey(scope)))
+    .where("state", "=", "in_flight")
+    .where("locked_at", "=", lockedAt)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Frees the key for a retry (the answer was not one to keep). */
+export async function releaseIdempotencyKey(db: Db, scope: IdempotencyScope, lockedAt: number): Promise<void> {
+  await db.deleteFrom("idempotency_keys").where((eb) => eb.and(rowKey(scope))).where("state", "=", "in_flight").where("locked_at", "=", lockedAt).execute();
+}
+
+export async function purgeExpiredIdempotencyKeys(db: Db, now: number): Promise<number> {
+  const result = await db.deleteFrom("idempotency_keys").where("expires_at", "<=", now).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
