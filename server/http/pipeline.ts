@@ -60,6 +60,14 @@ function logRequest(app: AppContext, event: H3Event, routePath: string, requestI
   );
 }
 
+/** The answer as the idempotency record keeps it: without the route's secret fields. */
+function forStorage(route: Route, reply: RenderedReply): RenderedReply {
+  if (!route.secretFields || reply.status >= 400 || reply.body === "") return reply;
+  const body = JSON.parse(reply.body) as Record<string, unknown>;
+  for (const field of route.secretFields) delete body[field];
+  return { ...reply, body: JSON.stringify(body) };
+}
+
 function isIdempotent(route: Route): boolean {
   return route.idempotent ?? route.method === "POST";
 }
@@ -97,7 +105,7 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
         return toResponse(replay, requestId);
       }
       session = begun.session;
-      unit = session.unit((value) => render(route.present(value), requestId));
+      unit = session.unit((value) => forStorage(route, render(route.present(value), requestId)));
     }
     const value = await route.handle({ requestId, params, query: event.url.searchParams, body, headers, actor, unit });
     rendered = render(route.present(value), requestId);
@@ -107,7 +115,7 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
     rendered = render(apiError, requestId);
   }
   if (session) {
-    await session.finish(rendered, errorCode).catch((error: unknown) => {
+    await session.finish(forStorage(route, rendered), errorCode).catch((error: unknown) => {
       app.log.error({ err: error, request_id: requestId }, "could not record the idempotent answer");
     });
   }

@@ -39,6 +39,12 @@ export interface Route<T = unknown> {
   scope: Scope | null;
   /** Requires `Idempotency-Key` and replays stored answers. Default: true for POST. */
   idempotent?: boolean;
+  /**
+   * Top-level body fields that must never be stored (a key's plaintext, a signing
+   * secret): they are removed from the idempotency record, so a replay answers
+   * without them.
+   */
+  secretFields?: readonly string[];
   handle(req: RouteRequest): Promise<T>;
   /**
    * Turns the handler's value into the answer. Called inside the commit on idempotent

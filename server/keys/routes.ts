@@ -23,6 +23,7 @@ export function keyRoutes(app: AppContext): Route[] {
       method: "POST",
       path: "/v1/api-keys",
       scope: "keys:write",
+      secretFields: ["key"],
       handle: (req) => {
         const input = parse(createBody, req.body);
         const { actor } = req;
@@ -41,6 +42,7 @@ export function keyRoutes(app: AppContext): Route[] {
       method: "POST",
       path: "/v1/api-keys/:keyId/rotate",
       scope: "keys:write",
+      secretFields: ["key"],
       handle: async (req) => {
         parse(z.strictObject({}), req.body);
         const key = await rotateApiKey(app.db, req.actor.merchantId, req.params.keyId as string);
@@ -64,6 +66,7 @@ export function keyRoutes(app: AppContext): Route[] {
       method: "POST",
       path: "/admin/merchants/:merchantId/api-keys",
       scope: "admin",
+      secretFields: ["key"],
       handle: async (req) => {
         const input = parse(adminCreateBody, req.body);
         const merchant = await getMerchant(app.db, req.params.merchantId as string);
