@@ -1,0 +1,104 @@
+/**
+ * NMI through the Direct Post API. NMI has no idempotency key, so before a sale, auth or
+ * refund is sent the Query API is asked for a successful one under our reference (sent as
+ * `orderid`); if the earlier attempt went through and only its answer was lost, that
+ * transaction is returned instead of charging again. A look-up that fails or times out stops
+ * the call: sending without knowing could charge twice.
+ */
+import type { CallContext, Connector, ConnectorResult } from "../connector";
+import { deadline, formBody, httpCall, joinUrl, processorError, type FormParams, type HttpOutcome } from "../http-call";
+import {
+  QUERY_PATH,
+  TRANSACT_PATH,
+  captureParams,
+  chargeParams,
+  findEarlierAttempt,
+  nmiSecurityKey,
+  parseNmiSecret,
+  queryParams,
+  readTransactAnswer,
+  refundParams,
+  voidParams,
+} from "./wire";
+
+function post(ctx: CallContext, path: string, params: FormParams, signal: AbortSignal): Promise<HttpOutcome> {
+  return httpCall(
+    "NMI",
+    {
+      url: joinUrl(ctx.baseUrl, path),
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: formBody(params),
+    },
+    signal,
+  );
+}
+
+async function transact(ctx: CallContext, params: FormParams, signal: AbortSignal): Promise<ConnectorResult> {
+  const answer = await post(ctx, TRANSACT_PATH, params, signal);
+  return answer.ok ? readTransactAnswer(answer.status, answer.body) : answer.result;
+}
+
+interface Guarded {
+  reference: string;
+  amount: number;
+  currency: string;
+  actionTypes: readonly string[];
+  params: FormParams;
+}
+
+/** Look up by reference first; send only when NMI has no successful attempt under it. */
+async function transactOnce(ctx: CallContext, securityKey: string, call: Guarded): Promise<ConnectorResult> {
+  const signal = deadline(ctx.timeoutMs);
+  const query = await post(ctx, QUERY_PATH, queryParams(call.reference, securityKey), signal);
+  if (!query.ok) return query.result;
+  const earlier = findEarlierAttempt(query.status, query.body, call.reference, call.actionTypes, call.amount, call.currency);
+  if (earlier.kind !== "none") return earlier.result;
+  return transact(ctx, call.params, signal);
+}
+
+function withKey(ctx: CallContext, call: (securityKey: string) => Promise<ConnectorResult>): Promise<ConnectorResult> {
+  const securityKey = nmiSecurityKey(ctx.credential);
+  return securityKey ? call(securityKey) : Promise.resolve(processorError("nmi credential has no security_key"));
+}
+
+export const nmiConnector: Connector = {
+  id: "nmi",
+  keyKinds: ["security_key"],
+  liveCapable: true,
+  defaultBaseUrl: "https://secure.nmi.com",
+  parseCredential: parseNmiSecret,
+
+  authorize(req, ctx) {
+    return withKey(ctx, (securityKey) =>
+      transactOnce(ctx, securityKey, {
+        reference: req.reference,
+        amount: req.amount,
+        currency: req.currency,
+        // An earlier auth must not pass for a sale: it was never captured.
+        actionTypes: [req.capture ? "sale" : "auth"],
+        params: chargeParams(req, securityKey),
+      }),
+    );
+  },
+
+  // Capture and void act on an existing transactionid and cannot start a new charge.
+  capture(req, ctx) {
+    return withKey(ctx, (securityKey) => transact(ctx, captureParams(req, securityKey), deadline(ctx.timeoutMs)));
+  },
+
+  refund(req, ctx) {
+    return withKey(ctx, (securityKey) =>
+      transactOnce(ctx, securityKey, {
+        reference: req.reference,
+        amount: req.amount,
+        currency: req.currency,
+        actionTypes: ["refund"],
+        params: refundParams(req, securityKey),
+      }),
+    );
+  },
+
+  void(req, ctx) {
+    return withKey(ctx, (securityKey) => transact(ctx, voidParams(req, securityKey), deadline(ctx.timeoutMs)));
+  },
+};
