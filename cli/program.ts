@@ -4,6 +4,7 @@ import { registerKeys } from "./commands/keys";
 import { registerMerchants } from "./commands/merchants";
 import { registerMigrate } from "./commands/migrate";
 import { registerServe } from "./commands/serve";
+import { registerWebhooks } from "./commands/webhooks";
 import { EXIT_USAGE, fail } from "./exit";
 
 export function buildProgram(): Command {
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
   registerMigrate(program);
   registerMerchants(program);
   registerKeys(program);
+  registerWebhooks(program);
   return program;
 }
 

@@ -3,6 +3,8 @@ import type { Config } from "./config";
 import type { Logger } from "./logger";
 import type { Db, Store } from "../store/database";
 import type { Authenticator } from "./keys/authenticator";
+import type { Cipher } from "./secrets/cipher";
+import type { WebhookDelivery } from "./webhooks/service";
 
 /** The dependencies every service and route receives; built once per process. */
 export interface AppContext {
@@ -12,6 +14,10 @@ export interface AppContext {
   cache: Cache;
   log: Logger;
   auth: Authenticator;
+  /** Encrypts what paygate must be able to read back: secrets, card numbers, webhook secrets. */
+  cipher: Cipher;
+  /** Webhook sending; a no-op in the CLI. */
+  webhooks: WebhookDelivery;
   /** Run in order at shutdown, before the store closes (flush batches, stop timers). */
   closers: Array<() => Promise<void>>;
 }

@@ -8,6 +8,10 @@ import { scheduleIdempotencyPurge } from "./jobs/idempotency-purge";
 import { Authenticator } from "./keys/authenticator";
 import { keyRoutes } from "./keys/routes";
 import { merchantRoutes } from "./merchants/routes";
+import { Cipher } from "./secrets/cipher";
+import { loadMasterKey } from "./secrets/master-key";
+import { webhookRoutes } from "./webhooks/routes";
+import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
 import { listenOn, type Listening } from "./http/listen";
 import { createRouter } from "./http/router";
 import type { Route } from "./http/route";
@@ -27,7 +31,7 @@ export interface RunningServer {
 
 /** Every route of the API. */
 export function allRoutes(app: AppContext): Route[] {
-  return [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app)];
+  return [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app), ...webhookRoutes(app)];
 }
 
 /** What dev mode seeds for its merchant besides the merchant and key. */
@@ -40,7 +44,8 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   const cache = new MemoryCache();
   const devActor = config.devMode ? await devModeActor(store.db, DEV_SEEDERS) : undefined;
   const auth = new Authenticator(store.db, store, cache, devActor);
-  return { config, store, db: store.db, cache, log, auth, closers: [() => auth.close()] };
+  const cipher = new Cipher(loadMasterKey(config));
+  return { config, store, db: store.db, cache, log, auth, cipher, webhooks: NO_DELIVERY, closers: [() => auth.close()] };
 }
 
 /** Runs the shutdown hooks, then closes the database. */
@@ -61,6 +66,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   if (config.devMode) assertDevModeAllowed(config);
   const app = await createAppContext(config, options.log);
   scheduleIdempotencyPurge(app);
+  app.webhooks = startWebhookDelivery(app);
+  app.closers.unshift(() => app.webhooks.stop());
   const h3 = createRouter(app, (options.routes ?? allRoutes)(app));
   let listening: Listening;
   try {
