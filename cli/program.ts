@@ -1,8 +1,10 @@
 import { Command, CommanderError } from "commander";
 import { VERSION } from "../server/app-context";
+import { registerAccounts } from "./commands/accounts";
 import { registerKeys } from "./commands/keys";
 import { registerMerchants } from "./commands/merchants";
 import { registerMigrate } from "./commands/migrate";
+import { registerSecrets } from "./commands/secrets";
 import { registerServe } from "./commands/serve";
 import { registerWebhooks } from "./commands/webhooks";
 import { EXIT_USAGE, fail } from "./exit";
@@ -17,6 +19,8 @@ export function buildProgram(): Command {
   registerMigrate(program);
   registerMerchants(program);
   registerKeys(program);
+  registerAccounts(program);
+  registerSecrets(program);
   registerWebhooks(program);
   return program;
 }

@@ -1,10 +1,10 @@
-import type { Db } from "../store/database";
 import { getSetting, setSetting } from "../store/settings";
 import { isLoopbackHost, ConfigError, type Config } from "./config";
 import { createApiKey } from "./keys/api-keys";
 import type { Actor } from "./keys/actor";
 import { SCOPES } from "./keys/scopes";
-import { createMerchant, getMerchant } from "./merchants/merchants";
+import { createMerchant, getMerchant, type Merchant } from "./merchants/merchants";
+import type { SecretDeps } from "./secrets/secret-store";
 
 /**
  * Development mode bypasses authentication, so it must never face a network or run in
@@ -20,19 +20,20 @@ export function assertDevModeAllowed(config: Config): void {
 }
 
 /** Extra seeding done with the dev merchant (its sandbox connector account). */
-export type DevSeeder = (db: Db, merchantId: string) => Promise<void>;
+export type DevSeeder = (deps: SecretDeps, merchant: Merchant) => Promise<unknown>;
 
 /**
  * The test merchant every dev-mode request acts as, seeded once per data dir, with a
  * test admin key whose plaintext is discarded (it exists to own idempotency records).
  */
-export async function devModeActor(db: Db, seeders: readonly DevSeeder[]): Promise<Actor> {
+export async function devModeActor(deps: SecretDeps, seeders: readonly DevSeeder[]): Promise<Actor> {
+  const { db } = deps;
   let merchantId = await getSetting(db, "dev_merchant_id");
   let keyId = await getSetting(db, "dev_api_key_id");
   if (!merchantId || !keyId) {
     const merchant = await createMerchant(db, "Dev Merchant");
     const key = await createApiKey(db, { merchantId: merchant.id, name: "dev mode", type: "secret", mode: "test", role: "admin" }, undefined);
-    for (const seed of seeders) await seed(db, merchant.id);
+    for (const seed of seeders) await seed(deps, merchant);
     await setSetting(db, "dev_merchant_id", merchant.id);
     await setSetting(db, "dev_api_key_id", key.id);
     merchantId = merchant.id;

@@ -2,6 +2,9 @@ import { toNodeHandler } from "h3";
 import type { AppContext } from "./app-context";
 import { MemoryCache } from "./cache/memory-cache";
 import type { Config } from "./config";
+import { accountRoutes } from "./accounts/routes";
+import { seedSandboxAccount } from "./accounts/seed-sandbox-account";
+import { routingRoutes } from "./routing/routes";
 import { assertDevModeAllowed, devModeActor, type DevSeeder } from "./dev-mode";
 import { healthRoutes } from "./health/routes";
 import { scheduleIdempotencyPurge } from "./jobs/idempotency-purge";
@@ -31,20 +34,20 @@ export interface RunningServer {
 
 /** Every route of the API. */
 export function allRoutes(app: AppContext): Route[] {
-  return [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app), ...webhookRoutes(app)];
+  return [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app), ...accountRoutes(app), ...routingRoutes(app), ...webhookRoutes(app)];
 }
 
 /** What dev mode seeds for its merchant besides the merchant and key. */
-const DEV_SEEDERS: DevSeeder[] = [];
+const DEV_SEEDERS: DevSeeder[] = [seedSandboxAccount];
 
 /** Opens the store, applies migrations, and wires the process-wide dependencies. */
 export async function createAppContext(config: Config, log: Logger = createLogger(config.logLevel)): Promise<AppContext> {
   const store = openStore(config.dataDir);
   await migrate(store.db);
   const cache = new MemoryCache();
-  const devActor = config.devMode ? await devModeActor(store.db, DEV_SEEDERS) : undefined;
-  const auth = new Authenticator(store.db, store, cache, devActor);
   const cipher = new Cipher(loadMasterKey(config));
+  const devActor = config.devMode ? await devModeActor({ db: store.db, cipher }, DEV_SEEDERS) : undefined;
+  const auth = new Authenticator(store.db, store, cache, devActor);
   return { config, store, db: store.db, cache, log, auth, cipher, webhooks: NO_DELIVERY, closers: [() => auth.close()] };
 }
 

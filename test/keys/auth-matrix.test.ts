@@ -18,6 +18,19 @@ const SAMPLES: Record<string, Sample> = {
   "GET /v1/api-keys": () => ({ path: "/v1/api-keys" }),
   "POST /v1/api-keys/:keyId/rotate": ({ own }) => ({ path: `/v1/api-keys/${own.secretId}/rotate` }),
   "DELETE /v1/api-keys/:keyId": ({ own }) => ({ path: `/v1/api-keys/${own.secretId}` }),
+  "POST /admin/merchants/:merchantId/connector-accounts": ({ own }) => ({
+    path: `/admin/merchants/${own.merchant.id}/connector-accounts`,
+    body: { connector_id: "nmi", mode: "live", key_kind: "security_key", label: `l-${Math.random()}`, credential_ref: "env://NMI_KEY" },
+  }),
+  "GET /admin/merchants/:merchantId/connector-accounts": ({ own }) => ({ path: `/admin/merchants/${own.merchant.id}/connector-accounts` }),
+  "GET /admin/merchants/:merchantId/connector-accounts/:caid": ({ own }) => ({ path: `/admin/merchants/${own.merchant.id}/connector-accounts/ca_0000000000` }),
+  "PATCH /admin/merchants/:merchantId/connector-accounts/:caid": ({ own }) => ({
+    path: `/admin/merchants/${own.merchant.id}/connector-accounts/ca_0000000000`,
+    body: { label: "x" },
+  }),
+  "DELETE /admin/merchants/:merchantId/connector-accounts/:caid": ({ own }) => ({ path: `/admin/merchants/${own.merchant.id}/connector-accounts/ca_0000000000` }),
+  "GET /v1/routing": () => ({ path: "/v1/routing" }),
+  "PUT /v1/routing": () => ({ path: "/v1/routing", body: { connectors: ["mock"] } }),
 };
 
 type Credential = "none" | "malformed" | "unknown" | "revoked" | "rotated" | "publishable" | "secret" | "admin" | "foreign";

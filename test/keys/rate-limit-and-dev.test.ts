@@ -38,7 +38,12 @@ describe("development mode", () => {
       expect(created.status).toBe(201);
       expect((await created.json()).key).toMatch(/^sk_test_/);
       const merchants = await (await server.request("/admin/merchants")).json();
-      expect(merchants.data.map((x: { name: string }) => x.name)).toContain("Dev Merchant");
+      const dev = merchants.data.find((x: { name: string }) => x.name === "Dev Merchant");
+      expect(dev).toBeDefined();
+      const accounts = await (await server.request(`/admin/merchants/${dev.id}/connector-accounts`)).json();
+      expect(accounts.data).toEqual([
+        expect.objectContaining({ connector_id: "mock", mode: "test", key_kind: "api_key", is_default: true, credential_ref: `secret://sandbox/${dev.short_id}/mock` }),
+      ]);
     } finally {
       await server.stop();
     }

@@ -1,0 +1,144 @@
+import {
+  findConnectorAccount,
+  insertConnectorAccount,
+  listConnectorAccounts,
+  updateConnectorAccount,
+} from "../../store/connector-accounts";
+import type { Db } from "../../store/database";
+import type { ConnectorAccountRow } from "../../store/schema";
+import type { ConnectorId, Mode } from "../connectors/connector";
+import { CONNECTORS } from "../connectors/registry";
+import { ApiError, errors } from "../errors";
+import { isoNow, newAccountShortId, newUuid } from "../ids";
+import type { Merchant } from "../merchants/merchants";
+import { parseCredentialRef, resolveCredential, type SecretDeps } from "../secrets/secret-store";
+import { toConnectorAccount, type ConnectorAccount } from "./connector-account";
+
+export interface NewAccountInput {
+  connector_id: ConnectorId;
+  mode: Mode;
+  key_kind: string;
+  label: string;
+  is_default: boolean;
+  credential_ref: string;
+}
+
+export interface AccountUpdate {
+  credential_ref?: string;
+  label?: string;
+  is_default?: boolean;
+}
+
+/**
+ * The database's unique indexes decide default and label conflicts, so two racing
+ * writers cannot both win; their violations become the spec's generic 409.
+ */
+function conflictFrom(error: unknown, account: Pick<NewAccountInput, "connector_id" | "mode" | "key_kind" | "label">): never {
+  const message = error instanceof Error ? error.message : "";
+  if (message.includes("UNIQUE constraint failed") && message.includes("key_kind")) {
+    throw errors.conflict(`A default account already exists for (${account.connector_id}, ${account.mode}, ${account.key_kind}). Unset it first.`);
+  }
+  if (message.includes("UNIQUE constraint failed") && message.includes("label")) {
+    throw errors.conflict(`The label "${account.label}" is already used for (${account.connector_id}, ${account.mode}).`);
+  }
+  throw error;
+}
+
+/**
+ * Checks that a reference fits the connector: a stored secret must exist and have the
+ * connector's shape (an env:// variable may only exist where the server runs, so
+ * only its form is checked). Messages never include the value.
+ */
+async function checkCredential(deps: SecretDeps, connectorId: ConnectorId, ref: string): Promise<void> {
+  const parsed = parseCredentialRef(ref);
+  if (parsed.scheme !== "secret") return;
+  let value: string;
+  try {
+    value = await resolveCredential(deps, ref);
+  } catch (error) {
+    throw new ApiError(400, "parameter_invalid", `credential_ref: ${(error as Error).message}. Store it first with \`paygate secrets put ${parsed.path}\`.`, {
+      param: "credential_ref",
+    });
+  }
+  try {
+    CONNECTORS[connectorId].parseCredential(value);
+  } catch (error) {
+    throw new ApiError(400, "parameter_invalid", `credential_ref: the secret does not fit ${connectorId}: ${(error as Error).message}.`, {
+      param: "credential_ref",
+    });
+  }
+}
+
+function checkConnectorRules(input: Pick<NewAccountInput, "connector_id" | "mode" | "key_kind">): void {
+  const connector = CONNECTORS[input.connector_id];
+  if (input.mode === "live" && !connector.liveCapable) {
+    throw errors.invalid("mode", `The ${input.connector_id} connector is a sandbox simulator and has no live accounts.`);
+  }
+  if (!connector.keyKinds.includes(input.key_kind)) {
+    throw errors.invalid("key_kind", `The ${input.connector_id} connector takes key_kind ${connector.keyKinds.join(" or ")}.`);
+  }
+}
+
+export async function createConnectorAccount(deps: SecretDeps, merchant: Merchant, input: NewAccountInput): Promise<ConnectorAccount> {
+  checkConnectorRules(input);
+  await checkCredential(deps, input.connector_id, input.credential_ref);
+  const now = isoNow();
+  const row: ConnectorAccountRow = {
+    id: newUuid(),
+    short_id: newAccountShortId(),
+    merchant_id: merchant.id,
+    connector_id: input.connector_id,
+    mode: input.mode,
+    key_kind: input.key_kind,
+    label: input.label,
+    is_default: input.is_default ? 1 : 0,
+    credential_ref: input.credential_ref,
+    is_active: 1,
+    created_at: now,
+    updated_at: now,
+  };
+  await insertConnectorAccount(deps.db, row).catch((error: unknown) => conflictFrom(error, input));
+  return toConnectorAccount(row, merchant.short_id);
+}
+
+async function requireAccount(db: Db, merchant: Merchant, idOrShortId: string): Promise<ConnectorAccountRow> {
+  const row = await findConnectorAccount(db, merchant.id, idOrShortId);
+  if (!row) throw new ApiError(404, "connector_account_not_found", `No connector account ${idOrShortId} for this merchant.`, { param: "caid" });
+  return row;
+}
+
+export async function getConnectorAccount(db: Db, merchant: Merchant, idOrShortId: string): Promise<ConnectorAccount> {
+  return toConnectorAccount(await requireAccount(db, merchant, idOrShortId), merchant.short_id);
+}
+
+export async function listMerchantAccounts(db: Db, merchant: Merchant, includeInactive: boolean): Promise<ConnectorAccount[]> {
+  return (await listConnectorAccounts(db, merchant.id, { includeInactive })).map((row) => toConnectorAccount(row, merchant.short_id));
+}
+
+/** Moves the account to a new secret path, renames it, or (un)sets it as default. */
+export async function updateAccount(deps: SecretDeps, merchant: Merchant, idOrShortId: string, update: AccountUpdate): Promise<ConnectorAccount> {
+  const row = await requireAccount(deps.db, merchant, idOrShortId);
+  if (row.is_active !== 1) {
+    throw new ApiError(409, "connector_account_inactive", `Connector account ${row.short_id} is inactive (deleted) and cannot be changed.`, { param: "caid" });
+  }
+  const connectorId = row.connector_id as ConnectorId;
+  if (update.credential_ref !== undefined) await checkCredential(deps, connectorId, update.credential_ref);
+  const changes = {
+    ...(update.credential_ref !== undefined && { credential_ref: update.credential_ref }),
+    ...(update.label !== undefined && { label: update.label }),
+    ...(update.is_default !== undefined && { is_default: update.is_default ? 1 : 0 }),
+    updated_at: isoNow(),
+  };
+  const next = { ...row, ...changes };
+  await updateConnectorAccount(deps.db, row.id, changes).catch((error: unknown) =>
+    conflictFrom(error, { connector_id: connectorId, mode: row.mode, key_kind: row.key_kind, label: next.label }),
+  );
+  return toConnectorAccount(next, merchant.short_id);
+}
+
+/** Soft delete: inactive for good (no reactivation in v2.3), and no longer default. */
+export async function deactivateAccount(db: Db, merchant: Merchant, idOrShortId: string): Promise<void> {
+  const row = await requireAccount(db, merchant, idOrShortId);
+  if (row.is_active === 0) return;
+  await updateConnectorAccount(db, row.id, { is_active: 0, is_default: 0, updated_at: isoNow() });
+}

@@ -1,0 +1,83 @@
+import { z } from "zod";
+import type { AppContext } from "../app-context";
+import { CONNECTOR_IDS } from "../connectors/registry";
+import type { ConnectorId } from "../connectors/connector";
+import { errors } from "../errors";
+import { json, route, type Route } from "../http/route";
+import { parse } from "../http/validate";
+import { getMerchant } from "../merchants/merchants";
+import { createConnectorAccount, deactivateAccount, getConnectorAccount, listMerchantAccounts, updateAccount } from "./accounts";
+
+const label = z.string().trim().min(1).max(100);
+const credentialRef = z.string().min(1).max(300);
+
+export const newAccountBody = z.strictObject({
+  connector_id: z.enum(CONNECTOR_IDS as [ConnectorId, ...ConnectorId[]]),
+  mode: z.enum(["test", "live"]),
+  key_kind: z.string().min(1).max(50),
+  label,
+  is_default: z.boolean().default(false),
+  credential_ref: credentialRef,
+});
+
+export const accountUpdateBody = z.strictObject({
+  credential_ref: credentialRef.optional(),
+  label: label.optional(),
+  is_default: z.boolean().optional(),
+  is_active: z.unknown().optional(),
+});
+
+const BASE = "/admin/merchants/:merchantId/connector-accounts";
+
+/** Admin API for connector accounts (spec "Connector accounts (admin)", CONTRACT §6). */
+export function accountRoutes(app: AppContext): Route[] {
+  const merchantOf = (params: Readonly<Record<string, string>>) => getMerchant(app.db, params.merchantId as string);
+  return [
+    route({
+      method: "POST",
+      path: BASE,
+      scope: "admin",
+      handle: async (req) => createConnectorAccount(app, await merchantOf(req.params), parse(newAccountBody, req.body)),
+      present: (account) => json(201, account),
+    }),
+    route({
+      method: "GET",
+      path: BASE,
+      scope: "admin",
+      handle: async (req) => {
+        const accounts = await listMerchantAccounts(app.db, await merchantOf(req.params), req.query.get("include_inactive") === "true");
+        return { object: "list" as const, data: accounts, has_more: false };
+      },
+      present: (page) => json(200, page),
+    }),
+    route({
+      method: "GET",
+      path: `${BASE}/:caid`,
+      scope: "admin",
+      handle: async (req) => getConnectorAccount(app.db, await merchantOf(req.params), req.params.caid as string),
+      present: (account) => json(200, account),
+    }),
+    route({
+      method: "PATCH",
+      path: `${BASE}/:caid`,
+      scope: "admin",
+      idempotent: true,
+      handle: async (req) => {
+        const { is_active, ...update } = parse(accountUpdateBody, req.body);
+        if (is_active !== undefined) {
+          throw errors.invalid("is_active", "is_active cannot be changed with PATCH: DELETE deactivates an account, and v2.3 has no reactivation.");
+        }
+        return updateAccount(app, await merchantOf(req.params), req.params.caid as string, update);
+      },
+      present: (account) => json(200, account),
+    }),
+    route({
+      method: "DELETE",
+      path: `${BASE}/:caid`,
+      scope: "admin",
+      idempotent: true,
+      handle: async (req) => deactivateAccount(app.db, await merchantOf(req.params), req.params.caid as string),
+      present: () => ({ status: 204 }),
+    }),
+  ];
+}

@@ -1,0 +1,42 @@
+import { findConnectorAccountById, listConnectorAccounts } from "../../store/connector-accounts";
+import type { Db } from "../../store/database";
+import { getRouting } from "../../store/routing";
+import type { ConnectorId } from "../connectors/connector";
+import type { Actor } from "../keys/actor";
+import { toConnectorAccount, type ConnectorAccount } from "./connector-account";
+import { resolveAccount } from "./resolve-account";
+
+export interface Selectors {
+  /** Body `connector_account`. */
+  body: string | undefined;
+  /** `X-Connector-Account` header. */
+  header: string | undefined;
+}
+
+/** The account a new charge settles through (loads what `resolveAccount` decides on). */
+export async function selectAccountForCharge(db: Db, actor: Actor, requested: ConnectorId | undefined, selectors: Selectors): Promise<ConnectorAccount> {
+  const rows = await listConnectorAccounts(db, actor.merchantId, { includeInactive: true });
+  const routing = requested === undefined ? await getRouting(db, actor.merchantId, actor.mode) : undefined;
+  return resolveAccount({
+    mode: actor.mode,
+    routed: requested ?? (routing?.connectors[0] as ConnectorId | undefined),
+    bodySelector: selectors.body,
+    headerSelector: selectors.header,
+    accounts: rows.map((row) => toConnectorAccount(row, actor.merchantShortId)),
+    callerIsOwner: true,
+  });
+}
+
+/** The account a capture, refund or void settles through: the payment's own. */
+export async function selectAccountForFollowOn(db: Db, actor: Actor, originAccountId: string, selectors: Selectors): Promise<ConnectorAccount> {
+  const origin = await findConnectorAccountById(db, originAccountId);
+  return resolveAccount({
+    mode: actor.mode,
+    routed: undefined,
+    bodySelector: selectors.body,
+    headerSelector: selectors.header,
+    origin: origin ? toConnectorAccount(origin, actor.merchantShortId) : null,
+    accounts: [],
+    callerIsOwner: true,
+  });
+}

@@ -1,0 +1,28 @@
+import type { Db } from "../../store/database";
+import { getRouting, putRouting } from "../../store/routing";
+import type { ConnectorId, Mode } from "../connectors/connector";
+import { CONNECTORS } from "../connectors/registry";
+import { errors } from "../errors";
+import { isoNow } from "../ids";
+
+/** A merchant's connector priority for one mode (CONTRACT §6). */
+export interface Routing {
+  object: "routing";
+  mode: Mode;
+  connectors: ConnectorId[];
+  updated_at: string | null;
+}
+
+export async function getMerchantRouting(db: Db, merchantId: string, mode: Mode): Promise<Routing> {
+  const row = await getRouting(db, merchantId, mode);
+  return { object: "routing", mode, connectors: (row?.connectors ?? []) as ConnectorId[], updated_at: row?.updated_at ?? null };
+}
+
+export async function setMerchantRouting(db: Db, merchantId: string, mode: Mode, connectors: ConnectorId[]): Promise<Routing> {
+  if (new Set(connectors).size !== connectors.length) throw errors.invalid("connectors", "Each connector may appear once.");
+  const simulatorOnly = connectors.find((id) => mode === "live" && !CONNECTORS[id].liveCapable);
+  if (simulatorOnly) throw errors.invalid("connectors", `${simulatorOnly} is a sandbox simulator and cannot route live payments.`);
+  const updatedAt = isoNow();
+  await putRouting(db, merchantId, mode, connectors, updatedAt);
+  return { object: "routing", mode, connectors, updated_at: updatedAt };
+}

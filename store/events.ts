@@ -1,0 +1,42 @@
+import type { Db } from "./database";
+import type { EventRow, EventsTable } from "./schema";
+
+/** Whose data a query may see: a merchant in one mode (test and live never mix). */
+export interface Owner {
+  merchantId: string;
+  mode: EventsTable["mode"];
+}
+
+export async function findEvent(db: Db, id: string): Promise<EventRow | undefined> {
+  return db.selectFrom("events").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+export async function findOwnedEvent(db: Db, owner: Owner, id: string): Promise<EventRow | undefined> {
+  return db
+    .selectFrom("events")
+    .selectAll()
+    .where("id", "=", id)
+    .where("merchant_id", "=", owner.merchantId)
+    .where("mode", "=", owner.mode)
+    .executeTakeFirst();
+}
+
+/** Newest first, `limit + 1` rows so the caller can tell `has_more`. */
+export async function listEvents(db: Db, owner: Owner, limit: number, options: { after?: EventRow; type?: string }): Promise<EventRow[]> {
+  let query = db
+    .selectFrom("events")
+    .selectAll()
+    .where("merchant_id", "=", owner.merchantId)
+    .where("mode", "=", owner.mode)
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(limit + 1);
+  if (options.type !== undefined) query = query.where("type", "=", options.type);
+  const after = options.after;
+  if (after) {
+    query = query.where((eb) =>
+      eb.or([eb("created_at", "<", after.created_at), eb.and([eb("created_at", "=", after.created_at), eb("id", "<", after.id)])]),
+    );
+  }
+  return query.execute();
+}
