@@ -4,7 +4,9 @@ import { MemoryCache } from "./cache/memory-cache";
 import type { Config } from "./config";
 import { accountRoutes } from "./accounts/routes";
 import { seedSandboxAccount } from "./accounts/seed-sandbox-account";
+import { paymentRoutes } from "./payments/routes";
 import { routingRoutes } from "./routing/routes";
+import { tokenRoutes } from "./tokens/routes";
 import { assertDevModeAllowed, devModeActor, type DevSeeder } from "./dev-mode";
 import { healthRoutes } from "./health/routes";
 import { scheduleIdempotencyPurge } from "./jobs/idempotency-purge";
@@ -34,7 +36,7 @@ export interface RunningServer {
 
 /** Every route of the API. */
 export function allRoutes(app: AppContext): Route[] {
-  return [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app), ...accountRoutes(app), ...routingRoutes(app), ...webhookRoutes(app)];
+  return [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app), ...accountRoutes(app), ...routingRoutes(app), ...tokenRoutes(app), ...paymentRoutes(app), ...webhookRoutes(app)];
 }
 
 /** What dev mode seeds for its merchant besides the merchant and key. */

@@ -18,12 +18,14 @@ const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 /**
  * Which answers are kept for replay (CONTRACT §3): every answer produced after
  * authentication and validation, declines included. Not kept, so the same key can be
- * retried: 400 (fixable input), 401/403, 413, 422, 429, 5xx other than 502 (a 504
- * re-asks the processor with the same processor-side key).
+ * retried: 400 (fixable input), 401/403, 413, 422, 429 and 5xx. A decline (502) is
+ * kept because it is committed with its failed payment (`committed`); a 502 or 504
+ * thrown before anything was written (processor error, timeout) re-asks the
+ * processor with the same processor-side key on retry.
  */
-export function isStorable(status: number, code?: string): boolean {
+export function isStorable(status: number, code: string | undefined, committed: boolean): boolean {
   if (code === "idempotency_conflict") return false;
-  return status < 400 || status === 404 || status === 409 || status === 502;
+  return status < 400 || status === 404 || status === 409 || (committed && status === 502);
 }
 
 export function fingerprint(method: string, path: string, body: unknown, connectorAccountHeader: string | null): string {
@@ -67,7 +69,7 @@ export class IdempotencySession {
         this.app.db.transaction().execute(async (trx) => {
           const value = await fn(trx);
           const response = render(value);
-          if (isStorable(response.status)) {
+          if (isStorable(response.status, undefined, true)) {
             if (!(await completeIdempotencyKey(trx, this.scope, this.lockedAt, response))) {
               throw new ApiError(409, "idempotency_conflict", "This Idempotency-Key was taken over by another request; nothing was changed.");
             }
@@ -80,7 +82,7 @@ export class IdempotencySession {
 
   async finish(response: StoredResponse, code?: string): Promise<void> {
     if (this.recorded) return;
-    if (isStorable(response.status, code)) {
+    if (isStorable(response.status, code, false)) {
       await completeIdempotencyKey(this.app.db, this.scope, this.lockedAt, response);
     } else {
       await releaseIdempotencyKey(this.app.db, this.scope, this.lockedAt);

@@ -94,10 +94,12 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
     const hasBody = route.method !== "GET" && route.method !== "DELETE";
     const { body } = hasBody ? await readJsonObject(event.req as Request) : { body: {} };
     let unit: UnitOfWork = transactionUnit(app.db);
+    let idempotencyKey: string | undefined;
     if (isIdempotent(route)) {
       const method = route.method;
       const path = event.url.pathname;
-      const scope = { apiKeyId: actor.apiKeyId, method, path, key: idempotencyKeyFrom(headers) };
+      idempotencyKey = idempotencyKeyFrom(headers);
+      const scope = { apiKeyId: actor.apiKeyId, method, path, key: idempotencyKey };
       const begun = await beginIdempotent(app, scope, fingerprint(method, path, body, headers.get("x-connector-account")));
       if ("replay" in begun) {
         const replay = { ...begun.replay, headers: { ...begun.replay.headers, "idempotent-replayed": "true" } };
@@ -107,7 +109,7 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
       session = begun.session;
       unit = session.unit((value) => forStorage(route, render(route.present(value), requestId)));
     }
-    const value = await route.handle({ requestId, params, query: event.url.searchParams, body, headers, actor, unit });
+    const value = await route.handle({ requestId, params, query: event.url.searchParams, body, headers, actor, unit, idempotencyKey });
     rendered = render(route.present(value), requestId);
   } catch (error) {
     const apiError = asApiError(app, error, requestId);

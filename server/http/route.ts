@@ -25,6 +25,8 @@ export interface RouteRequest {
   actor: Actor;
   /** Commits the request's writes; on idempotent routes it also records the reply. */
   unit: UnitOfWork;
+  /** The request's Idempotency-Key on idempotent routes. */
+  idempotencyKey: string | undefined;
 }
 
 /**

@@ -1,7 +1,92 @@
+import { z } from "zod";
 import type { AppContext } from "../app-context";
-import type { Route } from "../http/route";
+import { EVENT_TYPES } from "../events/event";
+import { eventRoutes } from "../events/routes";
+import { json, route, type Route } from "../http/route";
+import { parse } from "../http/validate";
+import { listParams } from "../pagination";
+import { createEndpoint, deleteEndpoint, getEndpointRow, listEndpoints, rotateSecret, toWebhookEndpoint, updateEndpoint } from "./endpoints";
+import { sendTestDelivery } from "./test-delivery";
 
-/** `/v1/webhook_endpoints…` and `/v1/events…`. */
-export function webhookRoutes(_app: AppContext): Route[] {
-  return [];
+const subscription = z.enum([...EVENT_TYPES, "*"], { error: `Each event type must be one of ${EVENT_TYPES.join(", ")}, or "*" for all.` });
+const eventTypes = z.array(subscription, { error: "event_types must be an array of event types." }).min(1, { error: "event_types must name at least one event type." });
+const url = z.string({ error: "url must be a string." });
+const description = z.string().max(1000, { error: "description must be at most 1000 characters." });
+
+const createBody = z.strictObject({ url, event_types: eventTypes, description: description.optional() });
+const updateBody = z.strictObject({
+  url: url.optional(),
+  event_types: eventTypes.optional(),
+  description: description.nullable().optional(),
+  status: z.enum(["enabled", "disabled"], { error: 'status must be "enabled" or "disabled".' }).optional(),
+});
+const testBody = z.strictObject({ event_type: z.enum(EVENT_TYPES, { error: `event_type must be one of ${EVENT_TYPES.join(", ")}.` }).optional() });
+const noBody = z.strictObject({});
+
+/** `/v1/webhook_endpoints…` (CONTRACT §7) and `/v1/events…`. Endpoints belong to the calling key's merchant and mode. */
+export function webhookRoutes(app: AppContext): Route[] {
+  const id = (params: Readonly<Record<string, string>>) => params.id as string;
+  return [
+    route({
+      method: "POST",
+      path: "/v1/webhook_endpoints",
+      scope: "webhooks:write",
+      secretFields: ["secret"],
+      handle: (req) => {
+        const input = parse(createBody, req.body);
+        return req.unit.commit((trx) => createEndpoint(trx, app.cipher, req.actor, input));
+      },
+      present: (endpoint) => json(201, endpoint),
+    }),
+    route({
+      method: "GET",
+      path: "/v1/webhook_endpoints",
+      scope: "webhooks:read",
+      handle: (req) => listEndpoints(app.db, req.actor, listParams(req.query)),
+      present: (page) => json(200, page),
+    }),
+    route({
+      method: "GET",
+      path: "/v1/webhook_endpoints/:id",
+      scope: "webhooks:read",
+      handle: async (req) => toWebhookEndpoint(await getEndpointRow(app.db, req.actor, id(req.params))),
+      present: (endpoint) => json(200, endpoint),
+    }),
+    route({
+      method: "PATCH",
+      path: "/v1/webhook_endpoints/:id",
+      scope: "webhooks:write",
+      handle: (req) => {
+        const patch = parse(updateBody, req.body);
+        return req.unit.commit((trx) => updateEndpoint(trx, req.actor, id(req.params), patch));
+      },
+      present: (endpoint) => json(200, endpoint),
+    }),
+    route({
+      method: "DELETE",
+      path: "/v1/webhook_endpoints/:id",
+      scope: "webhooks:write",
+      handle: (req) => req.unit.commit((trx) => deleteEndpoint(trx, req.actor, id(req.params))),
+      present: (deleted) => json(200, deleted),
+    }),
+    route({
+      method: "POST",
+      path: "/v1/webhook_endpoints/:id/rotate_secret",
+      scope: "webhooks:write",
+      secretFields: ["secret"],
+      handle: (req) => {
+        parse(noBody, req.body);
+        return req.unit.commit((trx) => rotateSecret(trx, app.cipher, req.actor, id(req.params)));
+      },
+      present: (endpoint) => json(200, endpoint),
+    }),
+    route({
+      method: "POST",
+      path: "/v1/webhook_endpoints/:id/test",
+      scope: "webhooks:write",
+      handle: (req) => sendTestDelivery(app, req.actor, id(req.params), parse(testBody, req.body).event_type),
+      present: (result) => json(200, result),
+    }),
+    ...eventRoutes(app),
+  ];
 }

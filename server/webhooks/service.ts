@@ -1,4 +1,6 @@
 import type { AppContext } from "../app-context";
+import { scheduleJob } from "../jobs/schedule";
+import { Dispatcher } from "./dispatcher";
 
 /** What the rest of paygate needs from webhook delivery. */
 export interface WebhookDelivery {
@@ -10,7 +12,17 @@ export interface WebhookDelivery {
 /** Used by the CLI, which never sends: a running server's sweep picks its changes up. */
 export const NO_DELIVERY: WebhookDelivery = { kick: () => undefined, stop: async () => undefined };
 
-/** Starts delivery (dispatcher and retry sweep) for a serving process. */
-export function startWebhookDelivery(_app: AppContext): WebhookDelivery {
-  return NO_DELIVERY;
+/** How long shutdown waits for sends in flight before cutting them (their rows stay pending). */
+const STOP_GRACE_MS = 2_000;
+
+/**
+ * Starts delivery for a serving process: the dispatcher sends what is due, woken right
+ * after commits (`kick`), when a send finishes, and by a sweep every second that picks
+ * up retries and rows written by other processes (the CLI's replay).
+ */
+export function startWebhookDelivery(app: AppContext): WebhookDelivery {
+  const dispatcher = new Dispatcher(app);
+  scheduleJob(app, "webhook-sweep", "* * * * * *", async () => dispatcher.pump());
+  dispatcher.pump();
+  return { kick: () => dispatcher.pump(), stop: () => dispatcher.stop(STOP_GRACE_MS) };
 }

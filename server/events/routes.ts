@@ -1,0 +1,46 @@
+import { z } from "zod";
+import type { AppContext } from "../app-context";
+import { json, route, type Route } from "../http/route";
+import { parse } from "../http/validate";
+import { listParams } from "../pagination";
+import { getEventRow, listEvents, withDeliveries } from "../webhooks/events-api";
+import { replayDeliveries } from "../webhooks/replay";
+import { EVENT_TYPES } from "./event";
+
+const typeFilter = z.enum(EVENT_TYPES, { error: `type must be one of ${EVENT_TYPES.join(", ")}.` }).optional();
+
+/** `/v1/events…`: the merchant's events (in the key's mode), their deliveries, and replay. */
+export function eventRoutes(app: AppContext): Route[] {
+  return [
+    route({
+      method: "GET",
+      path: "/v1/events",
+      scope: "webhooks:read",
+      handle: (req) => listEvents(app.db, req.actor, listParams(req.query), parse(z.object({ type: typeFilter }), { type: req.query.get("type") ?? undefined }).type),
+      present: (page) => json(200, page),
+    }),
+    route({
+      method: "GET",
+      path: "/v1/events/:id",
+      scope: "webhooks:read",
+      handle: async (req) => withDeliveries(app.db, await getEventRow(app.db, req.actor, req.params.id as string)),
+      present: (event) => json(200, event),
+    }),
+    route({
+      method: "POST",
+      path: "/v1/events/:id/replay",
+      scope: "webhooks:write",
+      handle: async (req) => {
+        parse(z.strictObject({}), req.body);
+        const event = await getEventRow(app.db, req.actor, req.params.id as string);
+        const replayed = await req.unit.commit(async (trx) => {
+          await replayDeliveries(trx, { eventIds: [event.id], owner: req.actor });
+          return withDeliveries(trx, event);
+        });
+        app.webhooks.kick();
+        return replayed;
+      },
+      present: (event) => json(200, event),
+    }),
+  ];
+}

@@ -1,0 +1,62 @@
+import { createHash } from "node:crypto";
+import type { AppContext } from "../app-context";
+import type { ConnectorAccount } from "../accounts/connector-account";
+import type { CallContext, Connector, ConnectorResult } from "../connectors/connector";
+import { connectorFor } from "../connectors/registry";
+import { ApiError } from "../errors";
+import type { Actor } from "../keys/actor";
+import { resolveCredential } from "../secrets/secret-store";
+
+export interface PreparedCall {
+  connector: Connector;
+  context: CallContext;
+}
+
+/**
+ * The connector that answers for `account` and what it needs for one call: the
+ * credential read now (the latest secret version), the base URL and the timeout.
+ * A credential that cannot be read stops the call before any money moves.
+ */
+export async function prepareCall(app: AppContext, actor: Actor, account: ConnectorAccount): Promise<PreparedCall> {
+  const connector = connectorFor(account.connector_id, actor.mode);
+  let credential;
+  try {
+    credential = connector.parseCredential(await resolveCredential(app, account.credential_ref));
+  } catch (error) {
+    // These messages name references and shapes, never values (secret-store.ts, parseCredential).
+    app.log.error({ account: account.short_id, reason: error instanceof Error ? error.message : "unknown" }, "connector credential unavailable");
+    throw new ApiError(502, "connector_error", `The credential of connector account ${account.short_id} cannot be read; the operator must fix ${account.credential_ref}.`, {
+      connector_code: "credential_unavailable",
+    });
+  }
+  return {
+    connector,
+    context: {
+      credential,
+      baseUrl: app.config.connectorBaseUrls[account.connector_id] ?? connector.defaultBaseUrl,
+      timeoutMs: app.config.connectorTimeoutMs,
+    },
+  };
+}
+
+/**
+ * The processor-side idempotency key: the same API key and Idempotency-Key always
+ * give the same reference, so a client's retry after a timeout cannot charge twice.
+ */
+export function processorReference(actor: Actor, idempotencyKey: string | undefined, operation: string): string {
+  const digest = createHash("sha256").update(`${actor.apiKeyId}\n${operation}\n${idempotencyKey ?? ""}`).digest("hex");
+  return `pg${digest.slice(0, 30)}`;
+}
+
+/** Timeouts and processor errors end the request before anything is written. */
+export function throwIfUncertain(result: ConnectorResult, paymentId?: string): asserts result is Extract<ConnectorResult, { outcome: "approved" | "declined" }> {
+  if (result.outcome === "timeout") {
+    throw new ApiError(504, "connector_timeout", "The processor did not answer in time. Retry with the same Idempotency-Key: the charge happens at most once.");
+  }
+  if (result.outcome === "error") {
+    throw new ApiError(502, "connector_error", "The processor failed to process the request. Retry with the same Idempotency-Key.", {
+      connector_code: result.code,
+      ...(paymentId && { payment_id: paymentId }),
+    });
+  }
+}

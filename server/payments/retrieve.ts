@@ -1,0 +1,46 @@
+import { z } from "zod";
+import type { Db } from "../../store/database";
+import { findPayment, listPayments as listPaymentRows, refundsOf } from "../../store/payments";
+import { ApiError } from "../errors";
+import { parse } from "../http/validate";
+import type { Actor } from "../keys/actor";
+import { toPage, type ListPage, type ListParams } from "../pagination";
+import { toPayment, type Payment } from "./payment";
+
+const notFound = (id: string, param: string) =>
+  new ApiError(404, "payment_intent_not_found", `No such payment: ${id}.`, { param });
+
+/** The caller's payment in the caller's mode; anything else is 404 (spec: "or belongs to another environment"). */
+export async function getPayment(db: Db, actor: Actor, id: string, param = "id"): Promise<Payment> {
+  const row = await findPayment(db, actor.merchantId, actor.mode, id);
+  if (!row) throw notFound(id, param);
+  return toPayment(row, row.account_short_id, await refundsOf(db, [row.id]));
+}
+
+const isoTime = z.iso.datetime({ offset: true });
+const listFilter = z.object({
+  status: z.enum(["authorized", "succeeded", "partially_refunded", "refunded", "voided", "failed"]).optional(),
+  created_gte: isoTime.optional(),
+  created_lte: isoTime.optional(),
+});
+
+const toUtc = (value: string | undefined) => (value === undefined ? undefined : new Date(value).toISOString());
+
+export async function listPayments(db: Db, actor: Actor, params: ListParams, query: URLSearchParams): Promise<ListPage<Payment>> {
+  const filter = parse(listFilter, {
+    status: query.get("status") ?? undefined,
+    created_gte: query.get("created_gte") ?? undefined,
+    created_lte: query.get("created_lte") ?? undefined,
+  });
+  const after = params.startingAfter === undefined ? undefined : await findPayment(db, actor.merchantId, actor.mode, params.startingAfter);
+  if (params.startingAfter !== undefined && !after) throw notFound(params.startingAfter, "starting_after");
+  const rows = await listPaymentRows(db, actor.merchantId, actor.mode, params.limit, {
+    ...(filter.status && { status: filter.status }),
+    ...(filter.created_gte && { createdGte: toUtc(filter.created_gte) }),
+    ...(filter.created_lte && { createdLte: toUtc(filter.created_lte) }),
+    ...(after && { startingAfter: after }),
+  });
+  const page = rows.slice(0, params.limit);
+  const refunds = await refundsOf(db, page.map((r) => r.id));
+  return toPage(rows, params.limit, (row) => toPayment(row, row.account_short_id, refunds.filter((r) => r.payment_id === row.id)));
+}

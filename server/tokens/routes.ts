@@ -1,0 +1,17 @@
+import type { AppContext } from "../app-context";
+import { json, route, type Route } from "../http/route";
+import { parse } from "../http/validate";
+import { tokenizeBody, tokenizeCard } from "./tokenize";
+
+/** `POST /v1/tokens`: publishable or secret keys (scope `tokens:write`). */
+export function tokenRoutes(app: AppContext): Route[] {
+  return [
+    route({
+      method: "POST",
+      path: "/v1/tokens",
+      scope: "tokens:write",
+      handle: (req) => tokenizeCard(app, req.actor, parse(tokenizeBody, req.body)),
+      present: (token) => json(201, token),
+    }),
+  ];
+}
