@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { AppContext } from "../app-context";
 import type { ConnectorAccount } from "../accounts/connector-account";
 import type { CallContext, Connector, ConnectorResult } from "../connectors/connector";
@@ -46,6 +46,20 @@ export async function prepareCall(app: AppContext, actor: Actor, account: Connec
 export function processorReference(actor: Actor, idempotencyKey: string | undefined, operation: string): string {
   const digest = createHash("sha256").update(`${actor.apiKeyId}\n${operation}\n${idempotencyKey ?? ""}`).digest("hex");
   return `pg${digest.slice(0, 30)}`;
+}
+
+/**
+ * The payment's id, derived like the reference: a retry after a timeout must send the
+ * processor the very same request (Stripe refuses an Idempotency-Key reused with other
+ * parameters), and the id travels in it. Laid out as a UUID v4.
+ */
+export function paymentIdFor(actor: Actor, idempotencyKey: string | undefined, operation: string): string {
+  if (idempotencyKey === undefined) return randomUUID();
+  const bytes = createHash("sha256").update(`${actor.apiKeyId}\n${operation}\n${idempotencyKey}\npayment`).digest().subarray(0, 16);
+  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x40;
+  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
+  const hex = bytes.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** Timeouts and processor errors end the request before anything is written. */

@@ -2,13 +2,13 @@ import { insertPayment } from "../../store/payments";
 import type { PaymentRow } from "../../store/schema";
 import type { AppContext } from "../app-context";
 import { selectAccountForCharge } from "../accounts/select-account";
-import { errors } from "../errors";
+import { ApiError, errors } from "../errors";
 import { recordEvent } from "../events/record-event";
-import { isoNow, newUuid } from "../ids";
+import { isoNow } from "../ids";
 import type { Actor } from "../keys/actor";
 import { loadToken } from "../tokens/tokenize";
 import type { UnitOfWork } from "../unit-of-work";
-import { prepareCall, processorReference, throwIfUncertain } from "./connector-call";
+import { paymentIdFor, prepareCall, processorReference, throwIfUncertain } from "./connector-call";
 import { toPayment, type Payment } from "./payment";
 import type { NewPaymentInput } from "./payment-input";
 import { ENTRY } from "./state-machine";
@@ -34,7 +34,7 @@ export async function createPayment(app: AppContext, actor: Actor, input: NewPay
   const token = await loadToken(app.db, app.cipher, actor, input.gateway_token);
   const account = await selectAccountForCharge(app.db, actor, input.connector, { body: input.connector_account, header: ctx.headerSelector });
   const { connector, context } = await prepareCall(app, actor, account);
-  const paymentId = newUuid();
+  const paymentId = paymentIdFor(actor, ctx.idempotencyKey, kind);
   const result = await connector.authorize(
     {
       amount: input.amount,
@@ -78,7 +78,13 @@ export async function createPayment(app: AppContext, actor: Actor, input: NewPay
   };
   const payment = toPayment(row, account.short_id, []);
   await ctx.unit.commit(async (trx) => {
-    await insertPayment(trx, row);
+    await insertPayment(trx, row).catch((error: unknown) => {
+      // Only an Idempotency-Key reused after its record expired can derive an existing id.
+      if (error instanceof Error && error.message.includes("UNIQUE constraint failed: payments.id")) {
+        throw new ApiError(409, "idempotency_key_reused", "This Idempotency-Key already created a payment; use a new key for a new payment.");
+      }
+      throw error;
+    });
     for (const type of entry.events) {
       // In an automatic capture the authorization event shows the payment as it was then.
       const data = type === "payment.authorized" ? { ...payment, status: "authorized", amount_captured: 0 } : { ...payment };
