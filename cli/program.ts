@@ -4,6 +4,7 @@ import { registerAccounts } from "./commands/accounts";
 import { registerKeys } from "./commands/keys";
 import { registerMerchants } from "./commands/merchants";
 import { registerMigrate } from "./commands/migrate";
+import { registerSandbox } from "./commands/sandbox";
 import { registerSecrets } from "./commands/secrets";
 import { registerServe } from "./commands/serve";
 import { registerWebhooks } from "./commands/webhooks";
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerServe(program);
+  registerSandbox(program);
   registerMigrate(program);
   registerMerchants(program);
   registerKeys(program);

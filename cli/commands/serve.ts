@@ -7,7 +7,7 @@ import { OperationError } from "../exit";
 interface ServeFlags extends ConfigFlags {}
 
 /** Waits for SIGINT/SIGTERM, then shuts down gracefully; a second signal forces exit. */
-function onShutdownSignal(stop: () => Promise<void>): Promise<void> {
+export function onShutdownSignal(stop: () => Promise<void>): Promise<void> {
   return new Promise((resolve) => {
     let stopping = false;
     const handler = () => {
