@@ -16,7 +16,8 @@ export function scheduleJob(app: AppContext, name: string, expression: string, j
         app.log.error({ err: error, job: name }, "scheduled job failed");
       }
     },
-    { name, noOverlap: true },
+    // A sweep skipped while the event loop was busy does no harm; the next one runs.
+    { name, noOverlap: true, suppressMissedWarning: true },
   );
   app.closers.push(async () => {
     await task.stop();

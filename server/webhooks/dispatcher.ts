@@ -5,14 +5,11 @@ import { postWebhook, type AttemptOutcome } from "./send";
 import { webhookHeaders } from "./signature";
 import { signingSecrets } from "./signing-secrets";
 
-export interface DispatchLimits {
-  /** Sends in flight in this process. */
-  total: number;
-  /** Sends in flight to one endpoint, so a slow receiver only ever holds this many slots. */
-  perEndpoint: number;
-}
-
-export const DEFAULT_LIMITS: DispatchLimits = { total: 16, perEndpoint: 4 };
+/**
+ * Sends in flight in this process, and to one endpoint: a receiver that never answers
+ * only ever holds its share, the other endpoints keep theirs.
+ */
+const LIMITS = { total: 16, perEndpoint: 4 };
 
 /** Added to the send timeout to make a lease: time to write the outcome after the answer. */
 const LEASE_SLACK_MS = 5_000;
@@ -30,10 +27,7 @@ export class Dispatcher {
   private filling: Promise<void> | undefined;
   private fillAgain = false;
 
-  constructor(
-    private readonly app: AppContext,
-    private readonly limits: DispatchLimits = DEFAULT_LIMITS,
-  ) {}
+  constructor(private readonly app: AppContext) {}
 
   /** Starts what is due and fits in the limits. Cheap and safe to call at any time. */
   pump(): void {
@@ -66,18 +60,18 @@ export class Dispatcher {
   }
 
   private busyEndpoints(): string[] {
-    return [...this.perEndpoint].filter(([, count]) => count >= this.limits.perEndpoint).map(([id]) => id);
+    return [...this.perEndpoint].filter(([, count]) => count >= LIMITS.perEndpoint).map(([id]) => id);
   }
 
   private async fill(): Promise<void> {
     while (!this.stopped) {
-      const free = this.limits.total - this.inFlight.size;
+      const free = LIMITS.total - this.inFlight.size;
       if (free <= 0) return;
       const due = await findDueDeliveries(this.app.db, Date.now(), this.busyEndpoints(), free * 2);
       let started = 0;
       for (const delivery of due) {
-        if (this.stopped || this.inFlight.size >= this.limits.total) return;
-        if (this.inFlight.has(delivery.id) || (this.perEndpoint.get(delivery.endpoint_id) ?? 0) >= this.limits.perEndpoint) continue;
+        if (this.stopped || this.inFlight.size >= LIMITS.total) return;
+        if (this.inFlight.has(delivery.id) || (this.perEndpoint.get(delivery.endpoint_id) ?? 0) >= LIMITS.perEndpoint) continue;
         const now = Date.now();
         const leasedUntil = now + this.app.config.webhookTimeoutMs + LEASE_SLACK_MS;
         if (!(await leaseDelivery(this.app.db, delivery.id, now, leasedUntil))) continue;

@@ -32,12 +32,14 @@ class RefusedAddressError extends Error {}
  * allowed. Checking inside the socket's own look-up means the checked address is the
  * one connected to: a DNS answer cannot change between the check and the connect.
  */
-function guardedLookup(mode: Mode): LookupFunction {
+export function guardedLookup(mode: Mode): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, "");
-      const refusal = addresses.map((a) => addressRefusal(a.address, mode)).find((r) => r !== undefined);
-      if (refusal !== undefined) return callback(new RefusedAddressError(`refused: ${hostname} resolves to ${refusal}`), "");
+      for (const { address } of addresses) {
+        const refusal = addressRefusal(address, mode);
+        if (refusal) return callback(new RefusedAddressError(`refused: ${hostname} resolves to ${address}, ${refusal}`), "");
+      }
       const first = addresses[0];
       if (options.all) return callback(null, addresses);
       if (!first) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" }), "");

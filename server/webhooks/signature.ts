@@ -6,7 +6,7 @@ import { VERSION } from "../app-context";
  * one `v1=` per secret (two while a rotated-out secret is still in its grace period).
  * Signing the timestamp with the body lets receivers refuse replays of old requests.
  */
-export function signatureHeader(secrets: readonly string[], body: string, unixSeconds: number): string {
+function signatureHeader(secrets: readonly string[], body: string, unixSeconds: number): string {
   const signed = `${unixSeconds}.${body}`;
   const entries = secrets.map((secret) => `v1=${createHmac("sha256", secret).update(signed).digest("hex")}`);
   return [`t=${unixSeconds}`, ...entries].join(",");

@@ -45,25 +45,28 @@ function kindOf(address: string): AddressKind | undefined {
 }
 
 /**
- * Why `address` (an IP) may not receive this mode's webhooks, or undefined when it may.
- * The reason is a sentence fragment such as "127.0.0.1 is a loopback address".
+ * Why `address` (an IP) may not receive this mode's webhooks, or undefined when it may:
+ * a fragment such as "a loopback address (live-mode webhooks may only go to public addresses)".
  */
 export function addressRefusal(address: string, mode: Mode): string | undefined {
   const kind = kindOf(address);
   if (kind === undefined || (kind === "loopback" && mode === "test")) return undefined;
   const allowed = mode === "test" ? "public or loopback addresses" : "public addresses";
-  return `${address} is ${kind === "unspecified" ? "an" : "a"} ${kind} address (${mode}-mode webhooks may only go to ${allowed})`;
+  return `${kind === "unspecified" ? "an" : "a"} ${kind} address (${mode}-mode webhooks may only go to ${allowed})`;
 }
 
 const isLocalhostName = (host: string) => host === "localhost" || host.endsWith(".localhost");
 
-/** The URL's host without IPv6 brackets. */
-export const bareHost = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, "$1");
+/** The URL's host without IPv6 brackets or the root's trailing dot (`localhost.` is `localhost`). */
+const bareHost = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "");
 
 /** Why the host as written in the URL is refused, before any DNS look-up. */
 export function hostRefusal(url: URL, mode: Mode): string | undefined {
   const host = bareHost(url);
-  if (isIP(host)) return addressRefusal(host, mode);
+  if (isIP(host)) {
+    const refusal = addressRefusal(host, mode);
+    return refusal && `${host} is ${refusal}`;
+  }
   if (mode === "live" && isLocalhostName(host)) return `${host} is a loopback name (live-mode webhooks may only go to public addresses)`;
   return undefined;
 }

@@ -1,0 +1,40 @@
+import { recordEvent } from "../../server/events/record-event";
+import type { Event, EventType } from "../../server/events/event";
+import type { Mode } from "../../server/connectors/connector";
+import { newUuid } from "../../server/ids";
+import type { Db } from "../../store/database";
+import type { TestServer } from "../support/harness";
+import { auth } from "../support/seed";
+
+/** A payment as the payments service would put in an event's `data`. */
+export function paymentData(merchantId: string, mode: Mode, status = "succeeded"): Record<string, unknown> {
+  return { id: newUuid(), object: "payment", merchant_id: merchantId, amount: 2500, currency: "usd", status, connector_id: "mock", test_mode: mode === "test" };
+}
+
+/** Writes an event through the real outbox (as a payment would), in its own transaction. */
+export function writeEvent(db: Db, merchantId: string, type: EventType, mode: Mode = "test"): Promise<Event> {
+  return db.transaction().execute((trx) => recordEvent(trx, { merchantId, mode, type, paymentId: null, data: paymentData(merchantId, mode) }));
+}
+
+/** `writeEvent` on a running server, then the kick a payment route gives after its commit. */
+export async function emitEvent(server: TestServer, merchantId: string, type: EventType, mode: Mode = "test"): Promise<Event> {
+  const event = await writeEvent(server.app.db, merchantId, type, mode);
+  server.app.webhooks.kick();
+  return event;
+}
+
+export interface CreatedEndpoint {
+  id: string;
+  secret: string;
+  url: string;
+  event_types: string[];
+  status: string;
+}
+
+export async function createEndpoint(server: TestServer, key: string, body: Record<string, unknown>): Promise<CreatedEndpoint> {
+  const res = await server.request("/v1/webhook_endpoints", { method: "POST", headers: auth(key), json: body });
+  if (res.status !== 201) throw new Error(`endpoint not created: ${res.status} ${await res.text()}`);
+  return (await res.json()) as CreatedEndpoint;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
