@@ -15,9 +15,10 @@
  * NMI result codes 200 (declined by processor), 202 (insufficient funds), 223 (expired card),
  * 225 (invalid card security code); refusals (unknown transaction, bad amount) answer
  * response=3 / 300. A refund is a transaction of its own, carrying the orderid it was sent with.
- * POST /api/query.php (form: security_key, order_id) answers `<nm_response>` XML with every
- * transaction under exactly that order id and its `<action>`s (amount, action_type, success),
- * which is how NMI lets a client find an attempt whose answer it never got.
+ * POST /api/query.php (form: security_key, order_id and/or transaction_id) answers
+ * `<nm_response>` XML with every transaction under exactly that order id (and with that id) and
+ * its `<action>`s (amount, action_type, success), which is how NMI lets a client find an
+ * attempt whose answer it never got.
  */
 import { declineClassOf, field, last4, startFakeServer, type DeclineClass, type FakeReply, type FakeServer } from "./http-fake";
 
@@ -161,7 +162,10 @@ export async function startNmiFake(): Promise<NmiFake> {
   function query(body: Record<string, unknown>): string {
     if (!field(body, "security_key")) return "<nm_response><error_response>Invalid Security Key</error_response></nm_response>";
     const orderId = field(body, "order_id");
-    const matching = transactions.filter((transaction) => orderId === undefined || transaction.orderId === orderId);
+    const transactionId = field(body, "transaction_id");
+    const matching = transactions.filter(
+      (transaction) => (orderId === undefined || transaction.orderId === orderId) && (transactionId === undefined || transaction.transactionId === transactionId),
+    );
     return `<?xml version="1.0" encoding="UTF-8"?>\n<nm_response>\n${matching.map(transactionXml).join("")}</nm_response>\n`;
   }
 

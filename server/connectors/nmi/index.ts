@@ -4,8 +4,13 @@
  * `orderid`); if the earlier attempt went through and only its answer was lost, that
  * transaction is returned instead of charging again. A look-up that fails or times out stops
  * the call: sending without knowing could charge twice.
+ *
+ * Capture and void cannot charge twice, so they are sent without a look-up. But when a
+ * capture's or void's answer was lost, the retry is refused (the authorization is no longer
+ * pending); before passing that refusal on, the Query API is asked for the transaction by its
+ * id, and a successful capture (for our amount) or void already on it is the answer.
  */
-import type { CallContext, Connector, ConnectorResult } from "../connector";
+import type { CallContext, Connector, ConnectorResult, FollowOnRequest } from "../connector";
 import { deadline, formBody, httpCall, joinUrl, processorError, type FormParams, type HttpOutcome } from "../http-call";
 import {
   QUERY_PATH,
@@ -13,11 +18,13 @@ import {
   captureParams,
   chargeParams,
   findEarlierAttempt,
+  findEarlierFollowOn,
   nmiSecurityKey,
   parseNmiSecret,
   queryParams,
   readTransactAnswer,
   refundParams,
+  transactionQueryParams,
   voidParams,
 } from "./wire";
 
@@ -56,6 +63,27 @@ async function transactOnce(ctx: CallContext, securityKey: string, call: Guarded
   return transact(ctx, call.params, signal);
 }
 
+/**
+ * Sends a capture or void; when NMI refuses it, looks for the same action already made on the
+ * transaction (a retry after a lost answer) and answers that instead of the refusal.
+ */
+async function followOnOnce(
+  ctx: CallContext,
+  securityKey: string,
+  req: FollowOnRequest,
+  actionType: "capture" | "void",
+  params: FormParams,
+): Promise<ConnectorResult> {
+  const signal = deadline(ctx.timeoutMs);
+  const result = await transact(ctx, params, signal);
+  if (result.outcome === "approved" || result.outcome === "timeout") return result;
+  const query = await post(ctx, QUERY_PATH, transactionQueryParams(req.transactionId, securityKey), signal);
+  if (!query.ok) return result;
+  const amount = actionType === "capture" ? req.amount : undefined;
+  const earlier = findEarlierFollowOn(query.status, query.body, req.transactionId, actionType, amount, req.currency);
+  return earlier.kind === "found" && earlier.result.outcome === "approved" ? earlier.result : result;
+}
+
 function withKey(ctx: CallContext, call: (securityKey: string) => Promise<ConnectorResult>): Promise<ConnectorResult> {
   const securityKey = nmiSecurityKey(ctx.credential);
   return securityKey ? call(securityKey) : Promise.resolve(processorError("nmi credential has no security_key"));
@@ -83,7 +111,7 @@ export const nmiConnector: Connector = {
 
   // Capture and void act on an existing transactionid and cannot start a new charge.
   capture(req, ctx) {
-    return withKey(ctx, (securityKey) => transact(ctx, captureParams(req, securityKey), deadline(ctx.timeoutMs)));
+    return withKey(ctx, (securityKey) => followOnOnce(ctx, securityKey, req, "capture", captureParams(req, securityKey)));
   },
 
   refund(req, ctx) {
@@ -99,6 +127,6 @@ export const nmiConnector: Connector = {
   },
 
   void(req, ctx) {
-    return withKey(ctx, (securityKey) => transact(ctx, voidParams(req, securityKey), deadline(ctx.timeoutMs)));
+    return withKey(ctx, (securityKey) => followOnOnce(ctx, securityKey, req, "void", voidParams(req, securityKey)));
   },
 };

@@ -78,6 +78,14 @@ export function queryParams(orderId: string, securityKey: string): FormParams {
   ];
 }
 
+/** The Query API by NMI's own id: how a capture or void whose answer was lost is found. */
+export function transactionQueryParams(transactionId: string, securityKey: string): FormParams {
+  return [
+    ["security_key", securityKey],
+    ["transaction_id", transactionId],
+  ];
+}
+
 /** NMI `response_code` (its result-code table) to paygate's connector_code. */
 const DECLINE_CODES: ReadonlyMap<string, string> = new Map([
   ["200", "generic_decline"],
@@ -133,19 +141,45 @@ export function findEarlierAttempt(
   amount: number,
   currency: string,
 ): EarlierAttempt {
+  return findEarlierAction(status, xml, { element: "order_id", value: orderId }, actionTypes, amount, currency);
+}
+
+/**
+ * Looks for a successful `actionType` action (a capture or a void) on exactly the transaction
+ * `transactionId`; `amount` undefined skips the amount check (NMI records a void without one).
+ */
+export function findEarlierFollowOn(
+  status: number,
+  xml: string,
+  transactionId: string,
+  actionType: "capture" | "void",
+  amount: number | undefined,
+  currency: string,
+): EarlierAttempt {
+  return findEarlierAction(status, xml, { element: "transaction_id", value: transactionId }, [actionType], amount, currency);
+}
+
+function findEarlierAction(
+  status: number,
+  xml: string,
+  match: { element: "order_id" | "transaction_id"; value: string },
+  actionTypes: readonly string[],
+  amount: number | undefined,
+  currency: string,
+): EarlierAttempt {
   if (status >= 300) return { kind: "unreadable", result: processorError(`NMI query answered HTTP ${status}`) };
   const root = firstElement(xml, "nm_response");
   if (root === undefined) return { kind: "unreadable", result: processorError("NMI query answered without <nm_response>") };
   if (firstElement(root, "error_response") !== undefined) return { kind: "unreadable", result: processorError("NMI query answered an error_response") };
   for (const transaction of elements(root, "transaction")) {
-    if (firstElement(transaction, "order_id") !== orderId) continue;
+    if (firstElement(transaction, match.element) !== match.value) continue;
     const transactionId = firstElement(transaction, "transaction_id");
     for (const action of elements(transaction, "action")) {
       const actionType = firstElement(action, "action_type");
       if (!actionType || !actionTypes.includes(actionType) || firstElement(action, "success") !== "1") continue;
       const actionAmount = firstElement(action, "amount");
       if (!transactionId || actionAmount === undefined) return { kind: "unreadable", result: processorError("NMI query answered a transaction without id or amount") };
-      if (fromDecimalString(actionAmount, currency) !== amount) {
+      if (amount !== undefined && fromDecimalString(actionAmount, currency) !== amount) {
         return { kind: "found", result: processorError(`an earlier NMI ${actionType} under this reference was for a different amount`) };
       }
       return { kind: "found", result: { outcome: "approved", transactionId } };
