@@ -2,6 +2,7 @@ import type { Cache } from "./cache/cache";
 import type { Config } from "./config";
 import type { Logger } from "./logger";
 import type { Db, Store } from "../store/database";
+import type { GroupCommit } from "../store/group-commit";
 import type { Authenticator } from "./keys/authenticator";
 import type { Cipher } from "./secrets/cipher";
 import type { WebhookDelivery } from "./webhooks/service";
@@ -11,6 +12,8 @@ export interface AppContext {
   config: Config;
   store: Store;
   db: Db;
+  /** Every transactional write goes through here: concurrent writes share one fsync. */
+  writes: GroupCommit;
   cache: Cache;
   log: Logger;
   auth: Authenticator;

@@ -22,6 +22,7 @@ import { createRouter } from "./http/router";
 import type { Route } from "./http/route";
 import { createLogger, type Logger } from "./logger";
 import { migrate, openStore } from "../store/database";
+import { GroupCommit } from "../store/group-commit";
 
 /** How long shutdown waits for in-flight requests before closing their sockets. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -50,7 +51,8 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   const cipher = new Cipher(loadMasterKey(config));
   const devActor = config.devMode ? await devModeActor({ db: store.db, cipher }, DEV_SEEDERS) : undefined;
   const auth = new Authenticator(store.db, store, cache, devActor);
-  return { config, store, db: store.db, cache, log, auth, cipher, webhooks: NO_DELIVERY, closers: [() => auth.close()] };
+  const writes = new GroupCommit(store.db);
+  return { config, store, db: store.db, writes, cache, log, auth, cipher, webhooks: NO_DELIVERY, closers: [() => auth.close()] };
 }
 
 /** Runs the shutdown hooks, then closes the database. */

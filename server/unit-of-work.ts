@@ -1,4 +1,5 @@
-import type { Db, Trx } from "../store/database";
+import type { Trx } from "../store/database";
+import type { GroupCommit } from "../store/group-commit";
 
 /**
  * How a service commits its writes. A service puts a state change, its events and
@@ -9,7 +10,7 @@ export interface UnitOfWork {
   commit<T>(fn: (trx: Trx) => Promise<T>): Promise<T>;
 }
 
-/** A plain transaction per commit: the CLI's unit, and the base of the HTTP one. */
-export function transactionUnit(db: Db): UnitOfWork {
-  return { commit: (fn) => db.transaction().execute(fn) };
+/** Commits through the group committer, without an idempotency record (CLI, GET/PUT routes). */
+export function writeUnit(writes: GroupCommit): UnitOfWork {
+  return { commit: (fn) => writes.run(fn) };
 }

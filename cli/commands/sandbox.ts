@@ -44,6 +44,7 @@ export function registerSandbox(program: Command): void {
         if (error instanceof PortInUseError) throw new OperationError(`${error.message}; pick another with --port, or --port 0 for a free one`);
         throw error;
       }
+      const stopped = onShutdownSignal(server.close);
       try {
         const info = await openSandbox(server.app, flags.webhook);
         process.stdout.write(flags.json ? `${sandboxJson(info, server.url, dataDir)}\n` : sandboxBanner(info, server.url, dataDir, temporary));
@@ -52,7 +53,7 @@ export function registerSandbox(program: Command): void {
         removeTemporary();
         throw error;
       }
-      await onShutdownSignal(server.close);
+      await stopped;
       removeTemporary();
     });
 }

@@ -6,7 +6,11 @@ import { OperationError } from "../exit";
 
 interface ServeFlags extends ConfigFlags {}
 
-/** Waits for SIGINT/SIGTERM, then shuts down gracefully; a second signal forces exit. */
+/**
+ * Resolves after SIGINT/SIGTERM and a graceful shutdown; a second signal forces exit.
+ * Call it before announcing readiness, so a signal sent on seeing the announcement
+ * always finds the handler.
+ */
 export function onShutdownSignal(stop: () => Promise<void>): Promise<void> {
   return new Promise((resolve) => {
     let stopping = false;
@@ -38,7 +42,8 @@ export function registerServe(program: Command): void {
         if (error instanceof PortInUseError) throw new OperationError(error.message);
         throw error;
       }
+      const stopped = onShutdownSignal(server.close);
       process.stdout.write(`paygate listening on ${server.url}\n`);
-      await onShutdownSignal(server.close);
+      await stopped;
     });
 }

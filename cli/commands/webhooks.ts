@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { toPage } from "../../server/pagination";
-import { transactionUnit } from "../../server/unit-of-work";
+import { writeUnit } from "../../server/unit-of-work";
 import { replayDeliveries, type ReplaySelection } from "../../server/webhooks/replay";
 import { listDeliveries } from "../../store/webhooks";
 import { withApp, withCommonOptions, type DataFlags } from "../context";
@@ -62,7 +62,7 @@ export function registerWebhooks(program: Command): void {
     .action((eventIds: string[], flags: ReplayFlags) => {
       const selection = replaySelection(eventIds, flags);
       return withApp(flags, async (app) => {
-        const replayed = await transactionUnit(app.db).commit((trx) => replayDeliveries(trx, selection));
+        const replayed = await writeUnit(app.writes).commit((trx) => replayDeliveries(trx, selection));
         if (!flags.json) process.stderr.write(`${replayed.length} deliveries queued.\n`);
         printResult(flags.json, { object: "list", data: replayed }, replayed, REPLAY_COLUMNS);
       });

@@ -37,7 +37,11 @@ export function accountRoutes(app: AppContext): Route[] {
       method: "POST",
       path: BASE,
       scope: "admin",
-      handle: async (req) => createConnectorAccount(app, await merchantOf(req.params), parse(newAccountBody, req.body)),
+      handle: async (req) => {
+        const input = parse(newAccountBody, req.body);
+        const merchant = await merchantOf(req.params);
+        return req.unit.commit((trx) => createConnectorAccount({ db: trx, cipher: app.cipher }, merchant, input));
+      },
       present: (account) => json(201, account),
     }),
     route({
@@ -67,7 +71,8 @@ export function accountRoutes(app: AppContext): Route[] {
         if (is_active !== undefined) {
           throw errors.invalid("is_active", "is_active cannot be changed with PATCH: DELETE deactivates an account, and v2.3 has no reactivation.");
         }
-        return updateAccount(app, await merchantOf(req.params), req.params.caid as string, update);
+        const merchant = await merchantOf(req.params);
+        return req.unit.commit((trx) => updateAccount({ db: trx, cipher: app.cipher }, merchant, req.params.caid as string, update));
       },
       present: (account) => json(200, account),
     }),
@@ -76,7 +81,10 @@ export function accountRoutes(app: AppContext): Route[] {
       path: `${BASE}/:caid`,
       scope: "admin",
       idempotent: true,
-      handle: async (req) => deactivateAccount(app.db, await merchantOf(req.params), req.params.caid as string),
+      handle: async (req) => {
+        const merchant = await merchantOf(req.params);
+        return req.unit.commit((trx) => deactivateAccount(trx, merchant, req.params.caid as string));
+      },
       present: () => ({ status: 204 }),
     }),
   ];

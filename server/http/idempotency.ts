@@ -66,7 +66,7 @@ export class IdempotencySession {
   unit(render: (value: unknown) => StoredResponse): UnitOfWork {
     return {
       commit: (fn) =>
-        this.app.db.transaction().execute(async (trx) => {
+        this.app.writes.run(async (trx) => {
           const value = await fn(trx);
           const response = render(value);
           if (isStorable(response.status, undefined, true)) {
@@ -83,15 +83,15 @@ export class IdempotencySession {
   async finish(response: StoredResponse, code?: string): Promise<void> {
     if (this.recorded) return;
     if (isStorable(response.status, code, false)) {
-      await completeIdempotencyKey(this.app.db, this.scope, this.lockedAt, response);
+      await this.app.writes.run((trx) => completeIdempotencyKey(trx, this.scope, this.lockedAt, response));
     } else {
-      await releaseIdempotencyKey(this.app.db, this.scope, this.lockedAt);
+      await this.app.writes.run((trx) => releaseIdempotencyKey(trx, this.scope, this.lockedAt));
     }
   }
 }
 
 export async function beginIdempotent(app: AppContext, scope: IdempotencyScope, print: string): Promise<Begin> {
-  const claim = await claimIdempotencyKey(app.db, scope, print, Date.now(), app.config.idempotencyTtlMs, LOCK_TIMEOUT_MS);
+  const claim = await app.writes.run((trx) => claimIdempotencyKey(trx, scope, print, Date.now(), app.config.idempotencyTtlMs, LOCK_TIMEOUT_MS));
   switch (claim.kind) {
     case "replay":
       return { replay: claim.response };

@@ -3,7 +3,7 @@ import type { AppContext } from "../app-context";
 import { ApiError, errors } from "../errors";
 import { ANONYMOUS, type Actor } from "../keys/actor";
 import { requireScope } from "../keys/authenticator";
-import { transactionUnit, type UnitOfWork } from "../unit-of-work";
+import { writeUnit, type UnitOfWork } from "../unit-of-work";
 import { errorBody } from "./error-envelope";
 import { beginIdempotent, fingerprint, idempotencyKeyFrom, type IdempotencySession } from "./idempotency";
 import { readJsonObject } from "./json-body";
@@ -93,7 +93,7 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
     }
     const hasBody = route.method !== "GET" && route.method !== "DELETE";
     const { body } = hasBody ? await readJsonObject(event.req as Request) : { body: {} };
-    let unit: UnitOfWork = transactionUnit(app.db);
+    let unit: UnitOfWork = writeUnit(app.writes);
     let idempotencyKey: string | undefined;
     if (isIdempotent(route)) {
       const method = route.method;

@@ -27,7 +27,7 @@ export function keyRoutes(app: AppContext): Route[] {
       handle: (req) => {
         const input = parse(createBody, req.body);
         const { actor } = req;
-        return createApiKey(app.db, { merchantId: actor.merchantId, mode: actor.mode, role: "merchant", ...input }, actor);
+        return req.unit.commit((trx) => createApiKey(trx, { merchantId: actor.merchantId, mode: actor.mode, role: "merchant", ...input }, actor));
       },
       present: (key) => json(201, key),
     }),
@@ -45,7 +45,7 @@ export function keyRoutes(app: AppContext): Route[] {
       secretFields: ["key"],
       handle: async (req) => {
         parse(z.strictObject({}), req.body);
-        const key = await rotateApiKey(app.db, req.actor.merchantId, req.params.keyId as string);
+        const key = await req.unit.commit((trx) => rotateApiKey(trx, req.actor.merchantId, req.params.keyId as string));
         app.auth.invalidate();
         return key;
       },
@@ -56,7 +56,7 @@ export function keyRoutes(app: AppContext): Route[] {
       path: "/v1/api-keys/:keyId",
       scope: "keys:write",
       handle: async (req) => {
-        const key = await revokeApiKey(app.db, req.actor.merchantId, req.params.keyId as string);
+        const key = await req.unit.commit((trx) => revokeApiKey(trx, req.actor.merchantId, req.params.keyId as string));
         app.auth.invalidate();
         return { id: key.id, object: key.object, status: key.status, revoked_at: key.revoked_at };
       },
@@ -70,7 +70,7 @@ export function keyRoutes(app: AppContext): Route[] {
       handle: async (req) => {
         const input = parse(adminCreateBody, req.body);
         const merchant = await getMerchant(app.db, req.params.merchantId as string);
-        return createApiKey(app.db, { ...input, merchantId: merchant.id, mode: input.mode ?? req.actor.mode }, req.actor);
+        return req.unit.commit((trx) => createApiKey(trx, { ...input, merchantId: merchant.id, mode: input.mode ?? req.actor.mode }, req.actor));
       },
       present: (key) => json(201, key),
     }),

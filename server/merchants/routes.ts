@@ -15,7 +15,10 @@ export function merchantRoutes(app: AppContext): Route[] {
       method: "POST",
       path: "/admin/merchants",
       scope: "admin",
-      handle: (req) => createMerchant(app.db, parse(createBody, req.body).name),
+      handle: (req) => {
+        const { name } = parse(createBody, req.body);
+        return req.unit.commit((trx) => createMerchant(trx, name));
+      },
       present: (merchant) => json(201, merchant),
     }),
     route({

@@ -10,7 +10,10 @@ export function tokenRoutes(app: AppContext): Route[] {
       method: "POST",
       path: "/v1/tokens",
       scope: "tokens:write",
-      handle: (req) => tokenizeCard(app, req.actor, parse(tokenizeBody, req.body)),
+      handle: (req) => {
+        const input = parse(tokenizeBody, req.body);
+        return req.unit.commit((trx) => tokenizeCard({ db: trx, cipher: app.cipher }, req.actor, input));
+      },
       present: (token) => json(201, token),
     }),
   ];

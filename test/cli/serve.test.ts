@@ -42,12 +42,14 @@ describe("paygate CLI basics", () => {
     const server = await startCliServer(["serve", "--port", "0", "--data", freshDataDir()]);
     const res = await fetch(`${server.url}/health/ready`);
     expect(res.status).toBe(200);
-    expect(await server.stop("SIGTERM")).toBe(0);
+    const code = await server.stop("SIGTERM");
+    expect(code, server.output()).toBe(0);
   });
 
   it("exits 0 on SIGINT too", async () => {
     const server = await startCliServer(["serve", "--port", "0", "--data", freshDataDir()]);
-    expect(await server.stop("SIGINT")).toBe(0);
+    const code = await server.stop("SIGINT");
+    expect(code, server.output()).toBe(0);
   });
 
   it("refuses a port that is taken instead of picking another", async () => {

@@ -1,0 +1,61 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { migrate, openStore, type Store } from "../../store/database";
+import { GroupCommit } from "../../store/group-commit";
+import { freshDataDir } from "../support/harness";
+
+describe("group commit", () => {
+  let store: Store;
+  let writes: GroupCommit;
+  beforeEach(async () => {
+    store = openStore(freshDataDir());
+    await migrate(store.db);
+    writes = new GroupCommit(store.db);
+  });
+  afterEach(() => store.close());
+
+  const insert = (name: string) => (trx: Parameters<Parameters<GroupCommit["run"]>[0]>[0]) => trx.insertInto("settings").values({ name, value: "v" }).execute();
+  const names = async () => (await store.db.selectFrom("settings").select("name").orderBy("name").execute()).map((r) => r.name);
+
+  it("commits concurrent writes together, rolling back only the one that failed", async () => {
+    const results = await Promise.allSettled([
+      writes.run(insert("a")),
+      writes.run(async (trx) => {
+        await insert("b")(trx);
+        throw new Error("b fails after writing");
+      }),
+      writes.run(insert("c")),
+      writes.run(insert("a")), // duplicate key: fails alone
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled", "rejected"]);
+    expect(await names()).toEqual(["a", "c"]);
+  });
+
+  it("shares one transaction among writes that arrive together", async () => {
+    const before = store.dataVersion();
+    const other = openStore(store.file.replace(/\/paygate\.db$/, ""));
+    try {
+      const seen = other.dataVersion();
+      await Promise.all(Array.from({ length: 50 }, (_, i) => writes.run(insert(`k${i}`))));
+      // data_version moves once per commit seen from another connection.
+      expect(other.dataVersion() - seen).toBe(1);
+    } finally {
+      await other.close();
+    }
+    expect(store.dataVersion()).toBe(before);
+    expect(await names()).toHaveLength(50);
+  });
+
+  it("settles a write only after its group committed, and keeps serving later writes", async () => {
+    let committed = false;
+    const first = writes.run(async (trx) => {
+      await insert("x")(trx);
+      return "done";
+    });
+    first.then(() => (committed = true));
+    expect(committed).toBe(false);
+    expect(await first).toBe("done");
+    expect(await names()).toEqual(["x"]);
+    await writes.run(insert("y"));
+    expect(await names()).toEqual(["x", "y"]);
+  });
+});
