@@ -1,0 +1,264 @@
+#!/usr/bin/env node
+// npm run bench [-- --exe] [-- --cpu-prof] [-- --duration 10]
+//
+// Boots paygate (the bundle, or with --exe the single executable) on loopback with a
+// fresh data dir and the rate limit off, drives each scenario with autocannon for a
+// fixed time, and prints requests/s, p50, p99, errors, the ratio to a bare h3 v2
+// endpoint measured in the same run, and the server's peak RSS. Then: authorize p99
+// at half its peak rate, cold start to /health/ready, webhook fan-out to a local
+// receiver. Every write carries its own Idempotency-Key.
+import { spawn, execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const args = process.argv.slice(2);
+const useExe = args.includes("--exe");
+const cpuProf = args.includes("--cpu-prof");
+const durationArg = args.indexOf("--duration");
+const DURATION = durationArg >= 0 ? Number(args[durationArg + 1]) : Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const bundle = join(root, "dist", "paygate.cjs");
+const exe = join(root, "dist", "paygate");
+
+function log(line) {
+  process.stdout.write(`${line}\n`);
+}
+
+if (!existsSync(bundle)) execFileSync("npm", ["run", "build", "--silent"], { cwd: root, stdio: "inherit" });
+if (useExe && !existsSync(exe)) throw new Error("dist/paygate is missing: run npm run package first");
+
+const children = new Set();
+function stopAll() {
+  for (const child of children) child.kill("SIGKILL");
+}
+process.on("exit", stopAll);
+process.on("SIGINT", () => process.exit(130));
+
+/** Spawns a server and resolves with its child and the first line of stdout. */
+function startProcess(command, commandArgs, env = {}) {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, commandArgs, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "ignore"] });
+    children.add(child);
+    let out = "";
+    const onData = (chunk) => {
+      out += chunk;
+      const newline = out.indexOf("\n");
+      if (newline >= 0) {
+        child.stdout.off("data", onData);
+        child.stdout.resume();
+        resolvePromise({ child, line: out.slice(0, newline) });
+      }
+    };
+    child.stdout.on("data", onData);
+    child.on("exit", (code) => reject(new Error(`${command} exited with ${code}`)));
+  });
+}
+
+function peakRssMb(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const match = /VmHWM:\s+(\d+) kB/.exec(status);
+  return match ? Math.round(Number(match[1]) / 1024) : NaN;
+}
+
+let counter = 0;
+const uniqueKey = () => `bench-${process.pid}-${++counter}`;
+
+async function run(name, options) {
+  // A fixed `amount` of requests replaces the fixed duration.
+  const result = await autocannon({ connections: CONNECTIONS, ...(options.amount === undefined && { duration: DURATION }), ...options });
+  return {
+    name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+    total: result.requests.total,
+  };
+}
+
+async function api(base, key, path, body) {
+  const res = await fetch(base + path, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "idempotency-key": uniqueKey(), "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return res.json();
+}
+
+function writeRequest(path, key, makeBody) {
+  return {
+    method: "POST",
+    path,
+    setupRequest(req) {
+      req.headers = { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": uniqueKey() };
+      req.body = JSON.stringify(makeBody());
+      return req;
+    },
+  };
+}
+
+const rows = [];
+const dataDir = mkdtempSync(join(tmpdir(), "paygate-bench-"));
+const profDir = join(root, ".tmp", "prof");
+try {
+  // The ceiling.
+  const bare = await startProcess(process.execPath, [join(root, "scripts", "bench", "bare-h3.mjs")]);
+  const bareUrl = bare.line.replace("listening on ", "");
+  const ceiling = await run("bare h3 GET /ping", { url: `${bareUrl}/ping` });
+  rows.push({ ...ceiling, rss: peakRssMb(bare.child.pid) });
+  bare.child.kill("SIGTERM");
+
+  // paygate.
+  const nodeArgs = cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : [];
+  const command = useExe ? exe : process.execPath;
+  const commandArgs = useExe ? ["sandbox", "--json", "--port", "0", "--data", dataDir] : [...nodeArgs, bundle, "sandbox", "--json", "--port", "0", "--data", dataDir];
+  const paygate = await startProcess(command, commandArgs, { PAYGATE_RATE_LIMIT: "0" });
+  const sandbox = JSON.parse(paygate.line);
+  const base = sandbox.base_url;
+  const { secret, publishable } = sandbox.keys;
+  const pid = paygate.child.pid;
+  const token = (await api(base, publishable, "/v1/tokens", { card: { number: "4242424242424242", exp_month: 12, exp_year: 2040, cvc: "123" } })).token;
+  const card = { card: { number: "4242424242424242", exp_month: 12, exp_year: 2040, cvc: "123" } };
+
+  const scenario = async (name, options) => rows.push({ ...(await run(name, { url: base, ...options })), rss: peakRssMb(pid) });
+
+  await scenario("tokenize", { requests: [writeRequest("/v1/tokens", publishable, () => card)] });
+  await scenario("authorize (manual)", { requests: [writeRequest("/v1/payments/authorize", secret, () => ({ amount: 1000, currency: "usd", gateway_token: token, capture_method: "manual" }))] });
+  await scenario("sale", { requests: [writeRequest("/v1/payments/sale", secret, () => ({ amount: 1000, currency: "usd", gateway_token: token }))] });
+
+  // Captures need authorizations: prepare as many as the authorize scenario managed in the same time.
+  const authorizeRow = rows.find((r) => r.name === "authorize (manual)");
+  const toPrepare = Math.min(200_000, Math.max(1000, Math.round(authorizeRow.rps * DURATION)));
+  const prepared = [];
+  const prepareRun = await autocannon({
+    url: base,
+    connections: CONNECTIONS,
+    amount: toPrepare,
+    requests: [writeRequest("/v1/payments/authorize", secret, () => ({ amount: 1000, currency: "usd", gateway_token: token, capture_method: "manual" }))],
+    setupClient(client) {
+      client.on("body", (body) => {
+        const id = JSON.parse(body.toString()).id;
+        if (id) prepared.push(id);
+      });
+    },
+  });
+  void prepareRun;
+  let next = 0;
+  await scenario("capture (prepared authorizations)", {
+    amount: prepared.length,
+    requests: [writeRequest("/v1/payments/capture", secret, () => ({ payment_id: prepared[next++ % prepared.length] }))],
+  });
+  const paymentId = prepared[0];
+  await scenario("GET payment", { requests: [{ method: "GET", path: `/v1/payments/${paymentId}`, headers: { authorization: `Bearer ${secret}` } }] });
+  const replayBody = JSON.stringify({ amount: 1000, currency: "usd", gateway_token: token });
+  await fetch(`${base}/v1/payments/sale`, { method: "POST", headers: { authorization: `Bearer ${secret}`, "idempotency-key": "bench-replay", "content-type": "application/json" }, body: replayBody });
+  await scenario("idempotent replay (sale)", {
+    requests: [{ method: "POST", path: "/v1/payments/sale", headers: { authorization: `Bearer ${secret}`, "idempotency-key": "bench-replay", "content-type": "application/json" }, body: replayBody }],
+  });
+
+  // Latency at half of the peak authorize rate.
+  const half = Math.max(1, Math.round(authorizeRow.rps / 2));
+  const steady = await run(`authorize at ${half} req/s (half of peak)`, {
+    url: base,
+    overallRate: half,
+    requests: [writeRequest("/v1/payments/authorize", secret, () => ({ amount: 1000, currency: "usd", gateway_token: token, capture_method: "manual" }))],
+  });
+  rows.push({ ...steady, rss: peakRssMb(pid) });
+
+  // Webhook fan-out: a local receiver answering 200, fed by sales (2 events each).
+  let received = 0;
+  let first = 0;
+  let last = 0;
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      received += 1;
+      last = performance.now();
+      if (received === 1) first = last;
+      res.end("ok");
+    });
+  });
+  await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
+  const endpoint = await api(base, secret, "/v1/webhook_endpoints", { url: `http://127.0.0.1:${receiver.address().port}/hook`, event_types: ["*"] });
+  if (!endpoint.id) throw new Error(`could not register the webhook endpoint: ${JSON.stringify(endpoint)}`);
+  const sales = 4000;
+  await autocannon({ url: base, connections: CONNECTIONS, amount: sales, requests: [writeRequest("/v1/payments/sale", secret, () => ({ amount: 1000, currency: "usd", gateway_token: token }))] });
+  const expected = sales * 2;
+  const deadline = Date.now() + 120_000;
+  while (received < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const fanout = received > 1 ? Math.round((received - 1) / ((last - first) / 1000)) : 0;
+  receiver.close();
+  const heaviestRss = peakRssMb(pid);
+
+  paygate.child.kill("SIGTERM");
+  await new Promise((r) => paygate.child.once("exit", r));
+  children.delete(paygate.child);
+
+  // Cold start: process start to the first 200 on /health/ready, median of 7.
+  async function coldStart(cmd, cmdArgs) {
+    const times = [];
+    for (let i = 0; i < 7; i++) {
+      const dir = mkdtempSync(join(tmpdir(), "paygate-cold-"));
+      const started = performance.now();
+      const child = spawn(cmd, [...cmdArgs, "serve", "--port", "0", "--data", dir], { stdio: ["ignore", "pipe", "ignore"], env: { ...process.env, PAYGATE_LOG_LEVEL: "warn" } });
+      const url = await new Promise((r) => {
+        let out = "";
+        child.stdout.on("data", (d) => {
+          out += d;
+          const m = /listening on (\S+)/.exec(out);
+          if (m) r(m[1]);
+        });
+      });
+      for (;;) {
+        const ok = await fetch(`${url}/health/ready`).then((res) => res.status === 200, () => false);
+        if (ok) break;
+      }
+      times.push(performance.now() - started);
+      child.kill("SIGTERM");
+      await new Promise((r) => child.once("exit", r));
+      rmSync(dir, { recursive: true, force: true });
+    }
+    times.sort((a, b) => a - b);
+    return Math.round(times[3]);
+  }
+  const coldBundle = await coldStart(process.execPath, [bundle]);
+  const coldExe = existsSync(exe) ? await coldStart(exe, []) : undefined;
+
+  const ceilingRps = rows[0].rps;
+  log("");
+  log(`paygate benchmark — ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${useExe ? "executable" : "bundle"}, ${CONNECTIONS} connections, ${DURATION} s per scenario`);
+  log("");
+  log("| scenario | req/s | p50 ms | p99 ms | errors | vs bare h3 | server peak RSS MB |");
+  log("|---|---:|---:|---:|---:|---:|---:|");
+  for (const row of rows) {
+    log(`| ${row.name} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${row.errors} | ${Math.round((row.rps / ceilingRps) * 100)}% | ${row.rss} |`);
+  }
+  log("");
+  log(`webhook fan-out: ${received}/${expected} deliveries received, ${fanout} deliveries/s`);
+  log(`cold start to /health/ready 200 (median of 7): bundle ${coldBundle} ms${coldExe === undefined ? "" : `, executable ${coldExe} ms`}`);
+  log(`server peak RSS over the whole run: ${heaviestRss} MB`);
+  if (cpuProf) {
+    const profiles = readdirSync(profDir).filter((f) => f.endsWith(".cpuprofile"));
+    log(`CPU profile(s) in ${profDir}: ${profiles.join(", ")} (open in Chrome DevTools, or see the summary below)`);
+    const profile = JSON.parse(readFileSync(join(profDir, profiles[profiles.length - 1]), "utf8"));
+    const self = new Map();
+    const deltas = profile.timeDeltas;
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    profile.samples.forEach((id, i) => {
+      const node = byId.get(id);
+      const key = `${node.callFrame.functionName || "(anonymous)"} ${node.callFrame.url.split("/").slice(-2).join("/")}:${node.callFrame.lineNumber}`;
+      self.set(key, (self.get(key) ?? 0) + (deltas[i] ?? 0));
+    });
+    const total = [...self.values()].reduce((a, b) => a + b, 0);
+    log("top self time:");
+    for (const [key, us] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 25)) log(`  ${((us / total) * 100).toFixed(1).padStart(5)}%  ${key}`);
+  }
+} finally {
+  stopAll();
+  rmSync(dataDir, { recursive: true, force: true });
+}
