@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import type { AppContext } from "../server/app-context";
 import { loadConfig } from "../server/config";
-import { createLogger } from "../server/logger";
+import { createLoggers } from "../server/logger";
 import { closeAppContext, createAppContext } from "../server/server";
 
 export interface DataFlags {
@@ -22,7 +22,7 @@ export function withCommonOptions(command: Command): Command {
  */
 export async function withApp<T>(flags: DataFlags, fn: (app: AppContext) => Promise<T>): Promise<T> {
   const config = loadConfig({ data: flags.data }, { ...process.env, PAYGATE_DEV_MODE: "" });
-  const app = await createAppContext(config, createLogger(config.logLevel === "info" ? "warn" : config.logLevel, 2));
+  const app = await createAppContext(config, createLoggers(config.logLevel === "info" ? "warn" : config.logLevel, 2));
   try {
     return await fn(app);
   } finally {

@@ -16,6 +16,8 @@ export interface AppContext {
   writes: GroupCommit;
   cache: Cache;
   log: Logger;
+  /** The per-request line (server/http/pipeline.ts). */
+  requestLog: Logger;
   auth: Authenticator;
   /** Encrypts what paygate must be able to read back: secrets, card numbers, webhook secrets. */
   cipher: Cipher;

@@ -2,6 +2,19 @@ import { randomBytes, randomUUID } from "node:crypto";
 
 const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 
+/** CSPRNG bytes drawn in blocks: one system call per 4 KiB instead of one per id. */
+const POOL_SIZE = 4096;
+let pool = randomBytes(POOL_SIZE);
+let poolOffset = 0;
+
+function nextRandomByte(): number {
+  if (poolOffset === POOL_SIZE) {
+    pool = randomBytes(POOL_SIZE);
+    poolOffset = 0;
+  }
+  return pool[poolOffset++] as number;
+}
+
 /**
  * `length` characters of [a-z0-9] from the CSPRNG. Bytes >= 252 are rejected so each
  * character is uniform (252 = 7 * 36).
@@ -9,10 +22,8 @@ const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 export function randomAlphanumeric(length: number): string {
   let out = "";
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 252) out += ALPHABET[byte % 36];
-      if (out.length === length) break;
-    }
+    const byte = nextRandomByte();
+    if (byte < 252) out += ALPHABET[byte % 36];
   }
   return out;
 }

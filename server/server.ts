@@ -20,7 +20,7 @@ import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
 import { listenOn, type Listening } from "./http/listen";
 import { createRouter } from "./http/router";
 import type { Route } from "./http/route";
-import { createLogger, type Logger } from "./logger";
+import { createLoggers, type Loggers } from "./logger";
 import { migrate, openStore } from "../store/database";
 import { GroupCommit } from "../store/group-commit";
 
@@ -44,7 +44,7 @@ export function allRoutes(app: AppContext): Route[] {
 const DEV_SEEDERS: DevSeeder[] = [seedSandboxAccount];
 
 /** Opens the store, applies migrations, and wires the process-wide dependencies. */
-export async function createAppContext(config: Config, log: Logger = createLogger(config.logLevel)): Promise<AppContext> {
+export async function createAppContext(config: Config, loggers: Loggers = createLoggers(config.logLevel)): Promise<AppContext> {
   const store = openStore(config.dataDir);
   await migrate(store.db);
   const cache = new MemoryCache();
@@ -52,7 +52,8 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   const devActor = config.devMode ? await devModeActor({ db: store.db, cipher }, DEV_SEEDERS) : undefined;
   const auth = new Authenticator(store.db, store, cache, devActor);
   const writes = new GroupCommit(store.db);
-  return { config, store, db: store.db, writes, cache, log, auth, cipher, webhooks: NO_DELIVERY, closers: [() => auth.close()] };
+  const { log, requests: requestLog } = loggers;
+  return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, webhooks: NO_DELIVERY, closers: [() => auth.close()] };
 }
 
 /** Runs the shutdown hooks, then closes the database. */
@@ -61,17 +62,18 @@ export async function closeAppContext(app: AppContext): Promise<void> {
     await close().catch((error: unknown) => app.log.error({ err: error }, "shutdown step failed"));
   }
   await app.store.close();
+  app.log.flush();
 }
 
 export interface StartOptions {
-  log?: Logger;
+  loggers?: Loggers;
   /** The routes to serve. @default allRoutes */
   routes?: (app: AppContext) => Route[];
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   if (config.devMode) assertDevModeAllowed(config);
-  const app = await createAppContext(config, options.log);
+  const app = await createAppContext(config, options.loggers);
   scheduleIdempotencyPurge(app);
   app.webhooks = startWebhookDelivery(app);
   app.closers.unshift(() => app.webhooks.stop());

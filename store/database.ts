@@ -30,6 +30,28 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
 }
 
+/** Distinct SQL texts kept prepared; paygate issues far fewer, so this only bounds a leak. */
+const STATEMENT_CACHE_SIZE = 1000;
+
+/**
+ * kysely's SQLite driver prepares every query anew, which was the largest single
+ * CPU cost per request. better-sqlite3 statements are reusable (and recompile
+ * themselves after a schema change), so each SQL text is prepared once.
+ */
+function cacheStatements(sqlite: BetterSqlite3.Database): void {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  const prepare = sqlite.prepare.bind(sqlite);
+  sqlite.prepare = ((source: string) => {
+    let statement = cache.get(source);
+    if (!statement) {
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
+      statement = prepare(source);
+      cache.set(source, statement);
+    }
+    return statement;
+  }) as typeof sqlite.prepare;
+}
+
 /**
  * Opens (creating if needed) `paygate.db` in `dataDir` with the durability settings
  * paygate relies on: WAL journal, `synchronous=FULL` (a commit is on disk before it is
@@ -44,7 +66,9 @@ export function openStore(dataDir: string, options: OpenOptions = {}): Store {
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   const inode = statSync(file).ino;
+  // Prepared before the cache: pluck() changes the statement, which must not be shared.
   const dataVersionStatement = sqlite.prepare("PRAGMA data_version").pluck();
+  cacheStatements(sqlite);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   return {
     db,

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../server/config";
 import { PortInUseError } from "../../server/http/listen";
-import { createLogger } from "../../server/logger";
+import { createLoggers } from "../../server/logger";
 import { sandboxBanner, sandboxJson } from "../../server/sandbox/banner";
 import { openSandbox } from "../../server/sandbox/sandbox";
 import { startServer } from "../../server/server";
@@ -38,7 +38,7 @@ export function registerSandbox(program: Command): void {
       try {
         const config = loadConfig({ data: dataDir, port: flags.port, host: "127.0.0.1", logLevel: flags.logLevel }, { ...process.env, PAYGATE_DEV_MODE: "" });
         // stdout belongs to the summary (or the JSON line): request logs go to stderr.
-        server = await startServer(config, { log: createLogger(config.logLevel, 2) });
+        server = await startServer(config, { loggers: createLoggers(config.logLevel, 2) });
       } catch (error) {
         removeTemporary();
         if (error instanceof PortInUseError) throw new OperationError(`${error.message}; pick another with --port, or --port 0 for a free one`);

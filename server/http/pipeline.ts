@@ -1,4 +1,4 @@
-import type { H3Event } from "h3";
+import { HTTPResponse, type H3Event } from "h3";
 import type { AppContext } from "../app-context";
 import { ApiError, errors } from "../errors";
 import { ANONYMOUS, type Actor } from "../keys/actor";
@@ -32,10 +32,13 @@ export function render(outcome: Reply | ApiError, requestId: string): RenderedRe
   return { status: outcome.status, headers, body: JSON.stringify(outcome.body) };
 }
 
-function toResponse(reply: RenderedReply, requestId: string): Response {
-  const headers = new Headers(reply.headers);
-  headers.set("x-request-id", requestId);
-  return new Response(reply.status === 204 ? null : reply.body, { status: reply.status, headers });
+/**
+ * h3's HTTPResponse (not a web Response): h3 hands it to Node through srvx's fast
+ * path, where a web Response would be streamed through web streams.
+ */
+function toResponse(reply: RenderedReply, requestId: string): HTTPResponse {
+  const headers = { ...reply.headers, "x-request-id": requestId };
+  return new HTTPResponse(reply.status === 204 ? null : reply.body, { status: reply.status, headers });
 }
 
 /** Anything not an ApiError is a bug: logged in full, answered with a generic 500. */
@@ -47,7 +50,7 @@ export function asApiError(app: AppContext, error: unknown, requestId: string): 
 
 /** Logs one line per request; never the headers or the body. */
 function logRequest(app: AppContext, event: H3Event, routePath: string, requestId: string, status: number, started: number, merchant?: string): void {
-  app.log.info(
+  app.requestLog.info(
     {
       request_id: requestId,
       method: event.req.method,
@@ -77,7 +80,7 @@ function isIdempotent(route: Route): boolean {
  * authentication and scope, rate limit, body, idempotency, handler, rendering, log.
  * Every answer, error or not, leaves through here.
  */
-export async function runRoute(app: AppContext, route: Route, event: H3Event, params: Record<string, string>): Promise<Response> {
+export async function runRoute(app: AppContext, route: Route, event: H3Event, params: Record<string, string>): Promise<HTTPResponse> {
   const started = performance.now();
   const headers = event.req.headers;
   const requestId = requestIdFor(headers.get("x-request-id"));
@@ -126,7 +129,7 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
 }
 
 /** Answers outside any route (unknown path, wrong method) in the same envelope. */
-export function answerError(app: AppContext, event: H3Event, error: ApiError, routePath: string): Response {
+export function answerError(app: AppContext, event: H3Event, error: ApiError, routePath: string): HTTPResponse {
   const started = performance.now();
   const requestId = requestIdFor(event.req.headers.get("x-request-id"));
   const rendered = render(error, requestId);

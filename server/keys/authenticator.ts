@@ -8,6 +8,8 @@ import { hashKey, isWellFormedKey } from "./key-format";
 import type { Scope } from "./scopes";
 
 const CACHE_TTL_MS = 60_000;
+/** How often the cache asks SQLite whether another process committed (the promise is 1 s). */
+const CHANGE_CHECK_MS = 100;
 const LAST_USED_FLUSH_MS = 5_000;
 
 const authenticationRequired = () =>
@@ -22,6 +24,7 @@ const invalidKey = () => new ApiError(401, "invalid_api_key", "Invalid API key p
  */
 export class Authenticator {
   private seenVersion: number;
+  private checkedAt = 0;
   private readonly lastUsed = new Map<string, string>();
   private readonly flushTimer: NodeJS.Timeout;
 
@@ -83,6 +86,9 @@ export class Authenticator {
   }
 
   private dropCacheIfChangedElsewhere(): void {
+    const now = Date.now();
+    if (now - this.checkedAt < CHANGE_CHECK_MS) return;
+    this.checkedAt = now;
     const version = this.store.dataVersion();
     if (version !== this.seenVersion) {
       this.seenVersion = version;

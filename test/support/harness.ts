@@ -2,7 +2,7 @@ import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../server/config";
-import { createLogger } from "../../server/logger";
+import { createLoggers } from "../../server/logger";
 import { startServer, type RunningServer, type StartOptions } from "../../server/server";
 
 /** A fetch Response whose `json()` is typed loosely, for assertions. */
@@ -37,8 +37,9 @@ export async function bootServer(
   const dataDir = options.dataDir ?? freshDataDir();
   const logFile = join(dataDir, "server.log");
   const config = loadConfig({ port: 0, data: dataDir, dev: options.dev }, testEnv(options.env));
-  const log = createLogger("info", openSync(logFile, "a"));
-  const server = await startServer(config, { log, routes: options.routes });
+  // Synchronous, so a test reads every line of the requests it made.
+  const loggers = createLoggers("info", openSync(logFile, "a"), { sync: true });
+  const server = await startServer(config, { loggers, routes: options.routes });
   return {
     ...server,
     dataDir,
