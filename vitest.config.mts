@@ -7,6 +7,8 @@ export default defineConfig({
   define: { PAYGATE_VERSION: JSON.stringify(version) },
   test: {
     include: ["test/**/*.test.ts"],
+    // The executable's end-to-end tests run after packaging: npm run test:e2e.
+    exclude: ["test/e2e/**", "**/node_modules/**"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
