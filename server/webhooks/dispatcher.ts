@@ -68,18 +68,27 @@ export class Dispatcher {
       const free = LIMITS.total - this.inFlight.size;
       if (free <= 0) return;
       const due = await findDueDeliveries(this.app.db, Date.now(), this.busyEndpoints(), free * 2);
-      let started = 0;
+      const candidates: DueDelivery[] = [];
+      const planned = new Map(this.perEndpoint);
       for (const delivery of due) {
-        if (this.stopped || this.inFlight.size >= LIMITS.total) return;
-        if (this.inFlight.has(delivery.id) || (this.perEndpoint.get(delivery.endpoint_id) ?? 0) >= LIMITS.perEndpoint) continue;
-        const now = Date.now();
-        const leasedUntil = now + this.app.config.webhookTimeoutMs + LEASE_SLACK_MS;
-        if (!(await leaseDelivery(this.app.db, delivery.id, now, leasedUntil))) continue;
-        this.start(delivery, leasedUntil);
-        started++;
+        if (candidates.length >= free) break;
+        if (this.inFlight.has(delivery.id) || (planned.get(delivery.endpoint_id) ?? 0) >= LIMITS.perEndpoint) continue;
+        planned.set(delivery.endpoint_id, (planned.get(delivery.endpoint_id) ?? 0) + 1);
+        candidates.push(delivery);
       }
+      const now = Date.now();
+      const leasedUntil = now + this.app.config.webhookTimeoutMs + LEASE_SLACK_MS;
+      // One write leases the whole batch: one commit instead of one per delivery.
+      const leased = await this.app.writes.run(async (trx) => {
+        const won: DueDelivery[] = [];
+        for (const delivery of candidates) if (await leaseDelivery(trx, delivery.id, now, leasedUntil)) won.push(delivery);
+        return won;
+      });
+      // Started even if stop() came meanwhile: stop() waits for them, and a lease left
+      // unused would hold the row back until it expires.
+      for (const delivery of leased) this.start(delivery, leasedUntil);
       // Nothing startable: everything due was leased by another sender or is for busy endpoints.
-      if (started === 0) return;
+      if (leased.length === 0) return;
     }
   }
 
@@ -104,7 +113,7 @@ export class Dispatcher {
     const outcome = await this.send(delivery, attemptedAt);
     if (outcome.statusCode === null && this.cancel.signal.aborted) {
       // Cut by shutdown: no outcome to record; the row is due again at once on the next start.
-      await releaseLease(this.app.db, delivery.id, leased.leasedUntil);
+      await this.app.writes.run((trx) => releaseLease(trx, delivery.id, leased.leasedUntil));
       return;
     }
     await this.record(leased, outcome, attemptedAt);
@@ -127,7 +136,7 @@ export class Dispatcher {
     const retryDelay = outcome.delivered ? undefined : this.app.config.webhookRetryScheduleMs[attempt - 1];
     const status = outcome.delivered ? "succeeded" : retryDelay === undefined ? "dead" : "pending";
     const now = Date.now();
-    const applied = await this.app.db.transaction().execute(async (trx) => {
+    const applied = await this.app.writes.run(async (trx) => {
       await insertAttempt(trx, {
         id: newAttemptId(),
         delivery_id: delivery.id,
