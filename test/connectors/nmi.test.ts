@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CallContext, ChargeRequest, ConnectorResult, FollowOnRequest } from "../../server/connectors/connector";
+import type { CallContext, ChargeRequest } from "../../server/connectors/connector";
 import { nmiConnector } from "../../server/connectors/nmi";
 import { ccexp, chargeParams, findEarlierAttempt, nmiDeclineCode, readTransactAnswer, refundParams } from "../../server/connectors/nmi/wire";
 import { TEST_CARDS, type RecordedRequest } from "../fakes/http-fake";
 import { QUERY_PATH, TRANSACT_PATH, startNmiFake, type NmiFake } from "../fakes/nmi-fake";
+import { approvedId, requestBuilders } from "./requests";
 
 const SECURITY_KEY = "6457Thfj624V5r7WUwc5v6a68Zsd6YEm";
 
 let fake: NmiFake;
-let sequence = 0;
+const { charge, followOn } = requestBuilders("nmi");
 
 beforeAll(async () => {
   fake = await startNmiFake();
@@ -17,29 +18,6 @@ afterAll(() => fake.close());
 
 function ctx(timeoutMs = 5_000): CallContext {
   return { credential: nmiConnector.parseCredential(SECURITY_KEY), baseUrl: fake.baseUrl, timeoutMs };
-}
-
-function charge(overrides: Partial<ChargeRequest> = {}): ChargeRequest {
-  sequence += 1;
-  return {
-    amount: 1050,
-    currency: "usd",
-    card: { number: TEST_CARDS.approve, expMonth: 4, expYear: 2031 },
-    capture: false,
-    reference: `ref-nmi-${sequence}`,
-    paymentId: `pay_nmi_${sequence}`,
-    ...overrides,
-  };
-}
-
-function followOn(transactionId: string, amount: number): FollowOnRequest {
-  sequence += 1;
-  return { transactionId, amount, currency: "usd", reference: `ref-nmi-${sequence}`, paymentId: `pay_nmi_${sequence}` };
-}
-
-function approvedId(result: ConnectorResult): string {
-  if (result.outcome !== "approved") throw new Error(`expected approval, got ${JSON.stringify(result)}`);
-  return result.transactionId;
 }
 
 const isTransact = (request: RecordedRequest) => request.path === TRANSACT_PATH;

@@ -1,15 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CallContext, ChargeRequest, FollowOnRequest } from "../../server/connectors/connector";
+import type { CallContext } from "../../server/connectors/connector";
 import { stripeConnector } from "../../server/connectors/stripe";
 import { paymentIntentParams, readIntentAnswer, readRefundAnswer, stripeDeclineCode, toStripeAmount } from "../../server/connectors/stripe/wire";
 import { TEST_CARDS, startFakeServer } from "../fakes/http-fake";
 import { startStripeFake, type StripeFake } from "../fakes/stripe-fake";
+import { approvedId, requestBuilders } from "./requests";
 
 const API_KEY = "sk_test_51FakeKeyForPaygateTests";
 const SECRET = JSON.stringify({ api_key: API_KEY, webhook_secret: "whsec_fakeWebhookSecret" });
 
 let fake: StripeFake;
-let sequence = 0;
+const { charge, followOn } = requestBuilders("stripe");
 
 beforeAll(async () => {
   fake = await startStripeFake();
@@ -18,29 +19,6 @@ afterAll(() => fake.close());
 
 function ctx(timeoutMs = 5_000, baseUrl = fake.baseUrl): CallContext {
   return { credential: stripeConnector.parseCredential(SECRET), baseUrl, timeoutMs };
-}
-
-function charge(overrides: Partial<ChargeRequest> = {}): ChargeRequest {
-  sequence += 1;
-  return {
-    amount: 1050,
-    currency: "usd",
-    card: { number: TEST_CARDS.approve, expMonth: 4, expYear: 2031 },
-    capture: false,
-    reference: `ref-stripe-${sequence}`,
-    paymentId: `pay_stripe_${sequence}`,
-    ...overrides,
-  };
-}
-
-function followOn(transactionId: string, amount: number): FollowOnRequest {
-  sequence += 1;
-  return { transactionId, amount, currency: "usd", reference: `ref-stripe-${sequence}`, paymentId: `pay_stripe_${sequence}` };
-}
-
-function approvedId(result: Awaited<ReturnType<typeof stripeConnector.authorize>>): string {
-  if (result.outcome !== "approved") throw new Error(`expected approval, got ${JSON.stringify(result)}`);
-  return result.transactionId;
 }
 
 describe("stripe connector against the fake", () => {

@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CallContext, ChargeRequest, ConnectorResult, FollowOnRequest } from "../../server/connectors/connector";
+import type { CallContext } from "../../server/connectors/connector";
 import { tsysConnector } from "../../server/connectors/tsys";
 import { chargeRequest, expirationDate, followOnRequest, readAnswer, tsysDeclineCode, voidRequest } from "../../server/connectors/tsys/wire";
 import { TEST_CARDS } from "../fakes/http-fake";
 import { TRANSIT_PATH, startTsysFake, type TsysFake } from "../fakes/tsys-fake";
+import { approvedId, requestBuilders } from "./requests";
 
 const SECRET = JSON.stringify({ device_id: "88500000322601", transaction_key: "TXNKEYSECRET0123456789" });
 
 let fake: TsysFake;
-let sequence = 0;
+const { charge, followOn } = requestBuilders("tsys");
 
 beforeAll(async () => {
   fake = await startTsysFake();
@@ -17,29 +18,6 @@ afterAll(() => fake.close());
 
 function ctx(timeoutMs = 5_000): CallContext {
   return { credential: tsysConnector.parseCredential(SECRET), baseUrl: fake.baseUrl, timeoutMs };
-}
-
-function charge(overrides: Partial<ChargeRequest> = {}): ChargeRequest {
-  sequence += 1;
-  return {
-    amount: 1050,
-    currency: "usd",
-    card: { number: TEST_CARDS.approve, expMonth: 4, expYear: 2031 },
-    capture: false,
-    reference: `ref-tsys-${sequence}`,
-    paymentId: `pay_tsys_${sequence}`,
-    ...overrides,
-  };
-}
-
-function followOn(transactionId: string, amount: number): FollowOnRequest {
-  sequence += 1;
-  return { transactionId, amount, currency: "usd", reference: `ref-tsys-${sequence}`, paymentId: `pay_tsys_${sequence}` };
-}
-
-function approvedId(result: ConnectorResult): string {
-  if (result.outcome !== "approved") throw new Error(`expected approval, got ${JSON.stringify(result)}`);
-  return result.transactionId;
 }
 
 function lastBody(): Record<string, unknown> {

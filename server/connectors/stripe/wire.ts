@@ -15,14 +15,8 @@ export const STRIPE_API_VERSION = "2022-11-15";
 const SECRET_SHAPE = 'stripe secret must be a JSON object {"api_key":"sk_...","webhook_secret":"whsec_..."}';
 
 export function parseStripeSecret(raw: string): ConnectorCredential {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    // JSON.parse's own message quotes the input, which here is the secret.
-    throw new Error(SECRET_SHAPE);
-  }
-  const object = asObject(parsed);
+  // parseJsonObject never quotes its input, which here is the secret.
+  const object = parseJsonObject(raw);
   const apiKey = object && stringField(object, "api_key");
   const webhookSecret = object && stringField(object, "webhook_secret");
   if (apiKey === undefined || webhookSecret === undefined) throw new Error(SECRET_SHAPE);

@@ -26,14 +26,8 @@ export interface TsysCredential {
 const SECRET_SHAPE = 'tsys secret must be a JSON object {"device_id":"...","transaction_key":"..."} (optionally "developer_id")';
 
 export function parseTsysSecret(raw: string): ConnectorCredential {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    // JSON.parse's own message quotes the input, which here is the secret.
-    throw new Error(SECRET_SHAPE);
-  }
-  const object = asObject(parsed);
+  // parseJsonObject never quotes its input, which here is the secret.
+  const object = parseJsonObject(raw);
   if (!object) throw new Error(SECRET_SHAPE);
   const parts: Record<string, string> = {};
   for (const [name, required] of [["device_id", true], ["transaction_key", true], ["developer_id", false]] as const) {

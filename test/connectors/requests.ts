@@ -1,0 +1,30 @@
+import type { ChargeRequest, ConnectorResult, FollowOnRequest } from "../../server/connectors/connector";
+import { TEST_CARDS } from "../fakes/http-fake";
+
+/**
+ * Request builders for the adapter tests: each call gets a fresh reference and
+ * payment id (prefixed per processor), as separate client requests would.
+ */
+export function requestBuilders(processor: string) {
+  let sequence = 0;
+  const next = () => {
+    sequence += 1;
+    return { reference: `ref-${processor}-${sequence}`, paymentId: `pay_${processor}_${sequence}` };
+  };
+  return {
+    charge: (overrides: Partial<ChargeRequest> = {}): ChargeRequest => ({
+      amount: 1050,
+      currency: "usd",
+      card: { number: TEST_CARDS.approve, expMonth: 4, expYear: 2031 },
+      capture: false,
+      ...next(),
+      ...overrides,
+    }),
+    followOn: (transactionId: string, amount: number): FollowOnRequest => ({ transactionId, amount, currency: "usd", ...next() }),
+  };
+}
+
+export function approvedId(result: ConnectorResult): string {
+  if (result.outcome !== "approved") throw new Error(`expected approval, got ${JSON.stringify(result)}`);
+  return result.transactionId;
+}
