@@ -55,6 +55,8 @@ export type Begin = { replay: StoredResponse } | { session: IdempotencySession }
  */
 export class IdempotencySession {
   private recorded = false;
+  /** The answer rendered for the committed value: the one to send, as it was stored. */
+  committedReply: StoredResponse | undefined;
 
   constructor(
     private readonly app: AppContext,
@@ -62,21 +64,31 @@ export class IdempotencySession {
     private readonly lockedAt: number,
   ) {}
 
-  /** `render` turns the committed value into the exact answer that will be sent. */
-  unit(render: (value: unknown) => StoredResponse): UnitOfWork {
+  /**
+   * `render` turns the committed value into the answer that will be sent; `strip`
+   * gives what of it may be stored (no secrets).
+   */
+  unit(render: (value: unknown) => StoredResponse, strip: (reply: StoredResponse) => StoredResponse): UnitOfWork {
     return {
-      commit: (fn) =>
-        this.app.writes.run(async (trx) => {
-          const value = await fn(trx);
-          const response = render(value);
-          if (isStorable(response.status, undefined, true)) {
-            if (!(await completeIdempotencyKey(trx, this.scope, this.lockedAt, response))) {
+      commit: async (fn) => {
+        let reply: StoredResponse | undefined;
+        let stored = false;
+        const value = await this.app.writes.run(async (trx) => {
+          const committed = await fn(trx);
+          reply = render(committed);
+          const kept = strip(reply);
+          if (isStorable(kept.status, undefined, true)) {
+            if (!(await completeIdempotencyKey(trx, this.scope, this.lockedAt, kept))) {
               throw new ApiError(409, "idempotency_conflict", "This Idempotency-Key was taken over by another request; nothing was changed.");
             }
-            this.recorded = true;
+            stored = true;
           }
-          return value;
-        }),
+          return committed;
+        });
+        this.recorded = stored;
+        this.committedReply = reply;
+        return value;
+      },
     };
   }
 

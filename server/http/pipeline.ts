@@ -110,10 +110,14 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
         return toResponse(replay, requestId);
       }
       session = begun.session;
-      unit = session.unit((value) => forStorage(route, render(route.present(value), requestId)));
+      unit = session.unit(
+        (value) => render(route.present(value), requestId),
+        (reply) => forStorage(route, reply),
+      );
     }
     const value = await route.handle({ requestId, params, query: event.url.searchParams, body, headers, actor, unit, idempotencyKey });
-    rendered = render(route.present(value), requestId);
+    // On idempotent routes the answer was rendered inside the commit: send that one.
+    rendered = session?.committedReply ?? render(route.present(value), requestId);
   } catch (error) {
     const apiError = asApiError(app, error, requestId);
     errorCode = apiError.code;
