@@ -16,17 +16,21 @@ function nextRandomByte(): number {
 }
 
 /**
- * `length` characters of [a-z0-9] from the CSPRNG. Bytes >= 252 are rejected so each
- * character is uniform (252 = 7 * 36).
+ * `length` characters of `alphabet` from the CSPRNG. Bytes at or above the largest
+ * multiple of the alphabet's size are rejected, so every character is uniform.
  */
-export function randomAlphanumeric(length: number): string {
+export function randomString(alphabet: string, length: number): string {
+  const limit = 256 - (256 % alphabet.length);
   let out = "";
   while (out.length < length) {
     const byte = nextRandomByte();
-    if (byte < 252) out += ALPHABET[byte % 36];
+    if (byte < limit) out += alphabet[byte % alphabet.length];
   }
   return out;
 }
+
+/** `length` characters of [a-z0-9] from the CSPRNG. */
+export const randomAlphanumeric = (length: number): string => randomString(ALPHABET, length);
 
 export const newUuid = (): string => randomUUID();
 export const newMerchantShortId = (): string => `mrc_${randomAlphanumeric(10)}`;

@@ -19,6 +19,7 @@ export interface NewKeyInput {
 
 const forbidden = (message: string) => new ApiError(403, "insufficient_permissions", message);
 const keyNotFound = (id: string) => new ApiError(404, "api_key_not_found", `No API key ${id} for this merchant.`, { param: "id" });
+const keyRevoked = (id: string) => new ApiError(409, "api_key_revoked", `API key ${id} is revoked and cannot be rotated.`);
 
 /**
  * The scopes a new key gets. `creator` is the calling key, or `undefined` for the
@@ -80,10 +81,10 @@ export async function listMerchantApiKeys(db: Db, merchantId: string): Promise<A
 export async function rotateApiKey(db: Db, merchantId: string, id: string): Promise<ApiKey> {
   const row = await findApiKey(db, merchantId, id);
   if (!row) throw keyNotFound(id);
-  if (row.status !== "active") throw new ApiError(409, "api_key_revoked", `API key ${id} is revoked and cannot be rotated.`);
+  if (row.status !== "active") throw keyRevoked(id);
   const plaintext = generateKey(row.type, row.mode);
   const update = { key_hash: hashKey(plaintext), last4: plaintext.slice(-4) };
-  if (!(await updateActiveApiKey(db, id, update))) throw new ApiError(409, "api_key_revoked", `API key ${id} is revoked and cannot be rotated.`);
+  if (!(await updateActiveApiKey(db, id, update))) throw keyRevoked(id);
   return toApiKey({ ...row, ...update }, plaintext);
 }
 

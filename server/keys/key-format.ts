@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
+import { randomString } from "../ids";
 import type { Mode } from "../connectors/connector";
 import type { KeyType } from "./actor";
 
@@ -12,13 +13,7 @@ export function keyPrefix(type: KeyType, mode: Mode): string {
 
 /** A new plaintext key: prefix + 32 base62 characters (~190 bits) from the CSPRNG. */
 export function generateKey(type: KeyType, mode: Mode): string {
-  let body = "";
-  while (body.length < SECRET_LENGTH) {
-    for (const byte of randomBytes(SECRET_LENGTH * 2)) {
-      if (byte < 248 && body.length < SECRET_LENGTH) body += BASE62[byte % 62];
-    }
-  }
-  return keyPrefix(type, mode) + body;
+  return keyPrefix(type, mode) + randomString(BASE62, SECRET_LENGTH);
 }
 
 /**
