@@ -35,9 +35,9 @@ function amountFor(operation: FollowOn, payment: Payment, requested: number | un
  * commits the change, its event and the idempotent answer together.
  */
 export async function followOn(app: AppContext, actor: Actor, operation: FollowOn, input: FollowOnInput, ctx: WriteContext): Promise<Payment> {
-  const existing = await getPayment(app.db, actor, input.payment_id, "payment_id");
-  return withPaymentLock(existing.id, async () => {
-    const payment = await getPayment(app.db, actor, existing.id, "payment_id");
+  // Locked by the requested id and read inside the lock: what is checked is current.
+  return withPaymentLock(input.payment_id, async () => {
+    const payment = await getPayment(app.db, actor, input.payment_id, "payment_id");
     const account = await selectAccountForFollowOn(app.db, actor, payment.connector_account_id, { body: input.connector_account, header: ctx.headerSelector });
     if (!canFollow(operation, payment.status)) throw invalidTransition(operation, payment);
     const amount = amountFor(operation, payment, input.amount);
