@@ -1,5 +1,6 @@
 import type { Db } from "./database";
 import type { EventRow, EventsTable } from "./schema";
+import { olderThan } from "./keyset";
 
 /** Whose data a query may see: a merchant in one mode (test and live never mix). */
 export interface Owner {
@@ -34,9 +35,7 @@ export async function listEvents(db: Db, owner: Owner, limit: number, options: {
   if (options.type !== undefined) query = query.where("type", "=", options.type);
   const after = options.after;
   if (after) {
-    query = query.where((eb) =>
-      eb.or([eb("created_at", "<", after.created_at), eb.and([eb("created_at", "=", after.created_at), eb("id", "<", after.id)])]),
-    );
+    query = query.where(olderThan(after));
   }
   return query.execute();
 }

@@ -1,6 +1,7 @@
 import type { Db } from "./database";
 import type { MerchantRow } from "./schema";
 import { UUID_PATTERN } from "../server/ids";
+import { olderThan } from "./keyset";
 
 export async function insertMerchant(db: Db, row: MerchantRow): Promise<void> {
   await db.insertInto("merchants").values(row).execute();
@@ -17,12 +18,7 @@ export async function findMerchant(db: Db, idOrShortId: string): Promise<Merchan
 export async function listMerchants(db: Db, limit: number, startingAfter?: MerchantRow): Promise<MerchantRow[]> {
   let query = db.selectFrom("merchants").selectAll().orderBy("created_at", "desc").orderBy("id", "desc").limit(limit + 1);
   if (startingAfter) {
-    query = query.where((eb) =>
-      eb.or([
-        eb("created_at", "<", startingAfter.created_at),
-        eb.and([eb("created_at", "=", startingAfter.created_at), eb("id", "<", startingAfter.id)]),
-      ]),
-    );
+    query = query.where(olderThan(startingAfter));
   }
   return query.execute();
 }

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { Db, Trx } from "./database";
 import type { PaymentRow, RefundRow } from "./schema";
+import { olderThan, type Cursor } from "./keyset";
 
 export async function insertPayment(db: Db, row: PaymentRow): Promise<void> {
   await db.insertInto("payments").values(row).execute();
@@ -28,7 +29,7 @@ export interface PaymentFilter {
   status?: string;
   createdGte?: string;
   createdLte?: string;
-  startingAfter?: { created_at: string; id: string };
+  startingAfter?: Cursor;
 }
 
 /** Newest first; `limit + 1` rows so the caller can tell `has_more`. */
@@ -45,9 +46,7 @@ export async function listPayments(db: Db, merchantId: string, mode: string, lim
   if (filter.createdLte) query = query.where("payments.created_at", "<=", filter.createdLte);
   const after = filter.startingAfter;
   if (after) {
-    query = query.where((eb) =>
-      eb.or([eb("payments.created_at", "<", after.created_at), eb.and([eb("payments.created_at", "=", after.created_at), eb("payments.id", "<", after.id)])]),
-    );
+    query = query.where(olderThan(after, "payments"));
   }
   return query.orderBy("payments.created_at", "desc").orderBy("payments.id", "desc").limit(limit + 1).execute();
 }

@@ -1,6 +1,7 @@
 import type { Insertable, Updateable } from "kysely";
 import type { Db } from "./database";
 import type { Owner } from "./events";
+import { olderThan } from "./keyset";
 import type {
   WebhookAttemptRow,
   WebhookDeliveriesTable,
@@ -38,9 +39,7 @@ export async function listEndpoints(db: Db, owner: Owner, limit: number, after?:
     .orderBy("id", "desc")
     .limit(limit + 1);
   if (after) {
-    query = query.where((eb) =>
-      eb.or([eb("created_at", "<", after.created_at), eb.and([eb("created_at", "=", after.created_at), eb("id", "<", after.id)])]),
-    );
+    query = query.where(olderThan(after));
   }
   return query.execute();
 }
