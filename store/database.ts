@@ -27,7 +27,11 @@ export interface Store {
 }
 
 export interface OpenOptions {
-  /** How long a writer waits for another process's lock before failing. @default 5000 */
+  /**
+   * How long a statement waits for another process's lock before failing
+   * (SQLITE_BUSY). Every transaction takes the write lock at BEGIN, so this covers
+   * every write. @default 5000
+   */
   busyTimeoutMs?: number;
 }
 

@@ -1,43 +1,17 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { join } from "node:path";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../server/config";
 import { putSecret } from "../../server/secrets/secret-store";
+import { findApiKey } from "../../store/api-keys";
 import { DATABASE_FILE } from "../../store/database";
+import { isLockTimeout } from "../../store/db-errors";
 import { runCli } from "../support/cli";
 import { bootServer, type TestServer } from "../support/harness";
 import { paymentsClient, seedSandboxMerchant } from "../support/payments";
-import { auth } from "../support/seed";
+import { holdWriteLock, type LockHolder } from "../support/lock-holder";
+import { auth, seedMerchant } from "../support/seed";
 import { startWebhookReceiver, type WebhookReceiver } from "../fakes/webhook-receiver";
-
-interface LockHolder {
-  rounds(): number;
-  stop(): Promise<void>;
-}
-
-/** Starts test/support/lock-holder.cjs on `file` and resolves once it holds the write lock. */
-function holdWriteLock(file: string): Promise<LockHolder> {
-  return new Promise((resolve, reject) => {
-    const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [join(__dirname, "../support/lock-holder.cjs"), file]);
-    let out = "";
-    let err = "";
-    child.stderr.on("data", (d) => (err += d));
-    child.on("exit", (code, signal) => signal === null && reject(new Error(`lock holder exited with ${code}: ${err}`)));
-    child.stdout.on("data", (d) => {
-      out += d;
-      if (out.startsWith("holding\n")) {
-        resolve({
-          rounds: () => (out.match(/^round \d+$/gm) ?? []).length,
-          stop: () =>
-            new Promise((done) => {
-              if (child.exitCode !== null || child.signalCode !== null) return done();
-              child.once("exit", () => done());
-              child.kill("SIGKILL");
-            }),
-        });
-      }
-    });
-  });
-}
 
 /**
  * Issue 13 item 1: the CLI and the server share one data dir while a third process keeps
@@ -142,5 +116,47 @@ describe("writers on one data dir while another process holds the write lock", (
     // Background writes (last_used_at, webhook deliveries) waited too.
     await server.app.auth.flushLastUsed();
     expect(server.readLog()).not.toMatch(/SQLITE_BUSY|database is locked/);
+  });
+});
+
+describe("a write lock held longer than PAYGATE_BUSY_TIMEOUT", () => {
+  let server: TestServer;
+  let holder: LockHolder | undefined;
+  beforeAll(async () => {
+    server = await bootServer({ env: { PAYGATE_BUSY_TIMEOUT: "100ms" } });
+  });
+  afterAll(async () => {
+    await holder?.stop();
+    await server.stop();
+  });
+
+  it("is a setting: 5s by default, at most 60s, applied to the store's connection", async () => {
+    const { rows } = await sql<{ timeout: number }>`PRAGMA busy_timeout`.execute(server.app.db);
+    expect(rows[0]?.timeout).toBe(100);
+    expect(loadConfig({}, {}).busyTimeoutMs).toBe(5000);
+    expect(loadConfig({}, { PAYGATE_BUSY_TIMEOUT: "250ms" }).busyTimeoutMs).toBe(250);
+    expect(() => loadConfig({}, { PAYGATE_BUSY_TIMEOUT: "2m" })).toThrow("invalid PAYGATE_BUSY_TIMEOUT");
+    expect(() => loadConfig({}, { PAYGATE_BUSY_TIMEOUT: "soon" })).toThrow("invalid PAYGATE_BUSY_TIMEOUT");
+  });
+
+  it("fails a CLI command with one line naming the setting; the server keeps last_used_at for its next flush", { timeout: 60_000 }, async () => {
+    const m = await seedMerchant(server);
+    expect((await server.request("/v1/api-keys", { headers: auth(m.secret) })).status).toBe(200);
+    holder = await holdWriteLock(join(server.dataDir, DATABASE_FILE), 20_000);
+
+    const put = await runCli(["secrets", "put", "busy/late", "--data", server.dataDir], { input: "v", env: { PAYGATE_BUSY_TIMEOUT: "200ms" } });
+    expect(put.code).toBe(1);
+    expect(put.stderr).toMatch(/^paygate: the database stayed locked by another process .* PAYGATE_BUSY_TIMEOUT/);
+
+    const flush = await server.app.auth.flushLastUsed().then(
+      () => expect.fail("the flush should have timed out"),
+      (error: unknown) => error,
+    );
+    expect(isLockTimeout(flush)).toBe(true);
+    expect((await server.request("/health/ready")).status).toBe(200);
+
+    await holder.stop();
+    await server.app.auth.flushLastUsed();
+    expect((await findApiKey(server.app.db, m.merchant.id, m.secretId))?.last_used_at).not.toBeNull();
   });
 });
