@@ -1,5 +1,6 @@
 import { ConfigError } from "../server/config";
 import { ApiError } from "../server/errors";
+import { isLockTimeout } from "../store/db-errors";
 
 /** Exit codes of every command (CONTRACT §9). */
 export const EXIT_OK = 0;
@@ -18,6 +19,11 @@ export function fail(error: unknown): void {
   if (error instanceof UsageError) {
     process.stderr.write(`paygate: ${error.message}\n`);
     process.exitCode = EXIT_USAGE;
+    return;
+  }
+  if (isLockTimeout(error)) {
+    process.stderr.write("paygate: the database stayed locked by another process (a server or another command) for longer than PAYGATE_BUSY_TIMEOUT (default 5s); try again\n");
+    process.exitCode = EXIT_FAILED;
     return;
   }
   const known = error instanceof ApiError || error instanceof ConfigError || (error instanceof Error && error.name === "OperationError");

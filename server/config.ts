@@ -23,6 +23,11 @@ export interface Config {
   webhookRetryScheduleMs: number[];
   webhookTimeoutMs: number;
   connectorTimeoutMs: number;
+  /**
+   * How long a write waits for the database's write lock while another process (the
+   * CLI, a second server) holds it, before it fails.
+   */
+  busyTimeoutMs: number;
   /** Base URL per live processor (`PAYGATE_<PROCESSOR>_BASE_URL`), when set. */
   connectorBaseUrls: Partial<Record<string, string>>;
 }
@@ -85,6 +90,15 @@ function parseMasterKey(value: string): string {
   return value;
 }
 
+/** SQLite waits for the lock inside the call, so the process does nothing else meanwhile: bounded. */
+const MAX_BUSY_TIMEOUT_MS = 60_000;
+
+function parseBusyTimeout(value: string): number {
+  const ms = parseDuration("PAYGATE_BUSY_TIMEOUT", value);
+  if (ms > MAX_BUSY_TIMEOUT_MS) throw new ConfigError("PAYGATE_BUSY_TIMEOUT", `"${value}" is longer than 60s`);
+  return ms;
+}
+
 /** Whether `host` only listens on this machine. */
 export function isLoopbackHost(host: string): boolean {
   if (host === "localhost") return true;
@@ -126,6 +140,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     webhookRetryScheduleMs,
     webhookTimeoutMs: parseDuration("PAYGATE_WEBHOOK_TIMEOUT", env.PAYGATE_WEBHOOK_TIMEOUT || "30s"),
     connectorTimeoutMs: parseDuration("PAYGATE_CONNECTOR_TIMEOUT", env.PAYGATE_CONNECTOR_TIMEOUT || "30s"),
+    busyTimeoutMs: parseBusyTimeout(env.PAYGATE_BUSY_TIMEOUT || "5s"),
     connectorBaseUrls,
   };
 }

@@ -45,14 +45,14 @@ const DEV_SEEDERS: DevSeeder[] = [seedSandboxAccount];
 
 /** Opens the store, applies migrations, and wires the process-wide dependencies. */
 export async function createAppContext(config: Config, loggers: Loggers = createLoggers(config.logLevel)): Promise<AppContext> {
-  const store = openStore(config.dataDir);
+  const store = openStore(config.dataDir, { busyTimeoutMs: config.busyTimeoutMs });
   await migrate(store.db);
   const cache = new MemoryCache();
   const cipher = new Cipher(loadMasterKey(config));
   const devActor = config.devMode ? await devModeActor({ db: store.db, cipher }, DEV_SEEDERS) : undefined;
-  const auth = new Authenticator(store.db, store, cache, devActor);
-  const writes = new GroupCommit(store.db);
   const { log, requests: requestLog } = loggers;
+  const auth = new Authenticator(store.db, store, cache, log, devActor);
+  const writes = new GroupCommit(store.db);
   return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, webhooks: NO_DELIVERY, closers: [() => auth.close()] };
 }
 

@@ -1,10 +1,18 @@
 import type { Db } from "./database";
+import { violatesUnique } from "./db-errors";
 import type { ConnectorAccountRow, ConnectorAccountsTable } from "./schema";
 import { UUID_PATTERN } from "../server/ids";
 
 export async function insertConnectorAccount(db: Db, row: ConnectorAccountsTable): Promise<void> {
   await db.insertInto("connector_accounts").values(row).execute();
 }
+
+/** The write broke `connector_accounts_one_default`: a second default for (merchant, connector, mode, key_kind). */
+export const isDefaultConflict = (error: unknown) =>
+  violatesUnique(error, "connector_accounts", ["merchant_id", "connector_id", "mode", "key_kind"]);
+
+/** The write broke `connector_accounts_label`: a label already used by an active account of (merchant, connector, mode). */
+export const isLabelConflict = (error: unknown) => violatesUnique(error, "connector_accounts", ["merchant_id", "connector_id", "mode", "label"]);
 
 /** A merchant's account by UUID or `ca_` short id. */
 export async function findConnectorAccount(db: Db, merchantId: string, idOrShortId: string): Promise<ConnectorAccountRow | undefined> {

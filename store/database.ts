@@ -1,7 +1,8 @@
 import BetterSqlite3 from "better-sqlite3";
-import { Kysely, Migrator, SqliteDialect, type Transaction } from "kysely";
+import { Kysely, Migrator, type Transaction } from "kysely";
 import { mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { ImmediateSqliteDialect } from "./immediate-dialect";
 import { migrationProvider } from "./migrations";
 import { nativeBinding } from "./native-binding";
 import type { Database } from "./schema";
@@ -26,7 +27,11 @@ export interface Store {
 }
 
 export interface OpenOptions {
-  /** How long a writer waits for another process's lock before failing. @default 5000 */
+  /**
+   * How long a statement waits for another process's lock before failing
+   * (SQLITE_BUSY). Every transaction takes the write lock at BEGIN, so this covers
+   * every write. @default 5000
+   */
   busyTimeoutMs?: number;
 }
 
@@ -69,7 +74,7 @@ export function openStore(dataDir: string, options: OpenOptions = {}): Store {
   // Prepared before the cache: pluck() changes the statement, which must not be shared.
   const dataVersionStatement = sqlite.prepare("PRAGMA data_version").pluck();
   cacheStatements(sqlite);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
   return {
     db,
     file,

@@ -1,18 +1,31 @@
 import { sql } from "kysely";
 import type { Db } from "./database";
+import { violatesUnique } from "./db-errors";
 
-/** Appends a version; the next version number is computed in the same statement. */
+/** Racing writers of one path can each see the same latest version; each loss means another writer won. */
+const MAX_VERSION_ATTEMPTS = 20;
+
+/**
+ * Appends a version numbered one past the latest. The (path, version) primary key,
+ * not a lock or an isolation level, keeps two concurrent writers (two processes, or
+ * PostgreSQL's READ COMMITTED) from taking one number: the loser reads again and
+ * retries, so no version is lost.
+ */
 export async function insertSecretVersion(db: Db, path: string, sealed: (version: number) => string, createdAt: string): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    const row = await trx
+  for (let attempt = 1; ; attempt++) {
+    const row = await db
       .selectFrom("secrets")
       .select(sql<number>`coalesce(max(version), 0)`.as("latest"))
       .where("path", "=", path)
       .executeTakeFirstOrThrow();
     const version = row.latest + 1;
-    await trx.insertInto("secrets").values({ path, version, ciphertext: sealed(version), created_at: createdAt }).execute();
-    return version;
-  });
+    try {
+      await db.insertInto("secrets").values({ path, version, ciphertext: sealed(version), created_at: createdAt }).execute();
+      return version;
+    } catch (error) {
+      if (attempt >= MAX_VERSION_ATTEMPTS || !violatesUnique(error, "secrets", ["path", "version"])) throw error;
+    }
+  }
 }
 
 export async function latestSecretVersion(db: Db, path: string): Promise<{ version: number; ciphertext: string } | undefined> {

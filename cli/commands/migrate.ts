@@ -9,7 +9,7 @@ export function registerMigrate(program: Command): void {
     .option("--data <dir>", "data directory (default ./paygate-data, env PAYGATE_DATA_DIR)")
     .action(async (flags: { data?: string }) => {
       const config = loadConfig(flags);
-      const store = openStore(config.dataDir);
+      const store = openStore(config.dataDir, { busyTimeoutMs: config.busyTimeoutMs });
       try {
         const applied = await migrate(store.db);
         process.stdout.write(applied.length ? `applied: ${applied.join(", ")}\n` : "database is up to date\n");

@@ -1,6 +1,8 @@
 import {
   findConnectorAccount,
   insertConnectorAccount,
+  isDefaultConflict,
+  isLabelConflict,
   listConnectorAccounts,
   updateConnectorAccount,
 } from "../../store/connector-accounts";
@@ -34,11 +36,10 @@ export interface AccountUpdate {
  * writers cannot both win; their violations become the spec's generic 409.
  */
 function conflictFrom(error: unknown, account: Pick<NewAccountInput, "connector_id" | "mode" | "key_kind" | "label">): never {
-  const message = error instanceof Error ? error.message : "";
-  if (message.includes("UNIQUE constraint failed") && message.includes("key_kind")) {
+  if (isDefaultConflict(error)) {
     throw errors.conflict(`A default account already exists for (${account.connector_id}, ${account.mode}, ${account.key_kind}). Unset it first.`);
   }
-  if (message.includes("UNIQUE constraint failed") && message.includes("label")) {
+  if (isLabelConflict(error)) {
     throw errors.conflict(`The label "${account.label}" is already used for (${account.connector_id}, ${account.mode}).`);
   }
   throw error;

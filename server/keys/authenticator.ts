@@ -3,6 +3,7 @@ import type { Db, Store } from "../../store/database";
 import type { Cache } from "../cache/cache";
 import { ApiError } from "../errors";
 import { isoNow } from "../ids";
+import type { Logger } from "../logger";
 import type { Actor } from "./actor";
 import { hashKey, isWellFormedKey } from "./key-format";
 import type { Scope } from "./scopes";
@@ -32,11 +33,15 @@ export class Authenticator {
     private readonly db: Db,
     private readonly store: Store,
     private readonly cache: Cache,
+    private readonly log: Logger,
     /** In dev mode every request acts as this actor, with or without a key. */
     private readonly devActor?: Actor,
   ) {
     this.seenVersion = store.dataVersion();
-    this.flushTimer = setInterval(() => void this.flushLastUsed().catch(() => undefined), LAST_USED_FLUSH_MS);
+    this.flushTimer = setInterval(
+      () => void this.flushLastUsed().catch((error: unknown) => this.log.warn({ err: error }, "last_used_at not written; retrying at the next flush")),
+      LAST_USED_FLUSH_MS,
+    );
     this.flushTimer.unref();
   }
 
@@ -72,11 +77,21 @@ export class Authenticator {
     this.cache.clear();
   }
 
+  /**
+   * Writes the collected `last_used_at` values. A batch that could not be written (for
+   * instance another process held the write lock past the busy timeout) is kept for
+   * the next flush, where a use seen meanwhile wins.
+   */
   async flushLastUsed(): Promise<void> {
     if (this.lastUsed.size === 0) return;
     const batch = new Map(this.lastUsed);
     this.lastUsed.clear();
-    await touchApiKeys(this.db, batch);
+    try {
+      await touchApiKeys(this.db, batch);
+    } catch (error) {
+      for (const [id, at] of batch) if (!this.lastUsed.has(id)) this.lastUsed.set(id, at);
+      throw error;
+    }
     // Our own commit moves data_version only for other connections; nothing to drop.
   }
 

@@ -1,3 +1,4 @@
+import { violatesUnique } from "../../store/db-errors";
 import { insertPayment } from "../../store/payments";
 import type { PaymentRow } from "../../store/schema";
 import type { AppContext } from "../app-context";
@@ -80,7 +81,7 @@ export async function createPayment(app: AppContext, actor: Actor, input: NewPay
   await ctx.unit.commit(async (trx) => {
     await insertPayment(trx, row).catch((error: unknown) => {
       // Only an Idempotency-Key reused after its record expired can derive an existing id.
-      if (error instanceof Error && error.message.includes("UNIQUE constraint failed: payments.id")) {
+      if (violatesUnique(error, "payments", ["id"])) {
         throw new ApiError(409, "idempotency_key_reused", "This Idempotency-Key already created a payment; use a new key for a new payment.");
       }
       throw error;

@@ -1,3 +1,4 @@
+import BetterSqlite3 from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { migrate, openStore, type Store } from "../../store/database";
 import { GroupCommit } from "../../store/group-commit";
@@ -45,17 +46,27 @@ describe("group commit", () => {
     expect(await names()).toHaveLength(50);
   });
 
-  it("settles a write only after its group committed, and keeps serving later writes", async () => {
-    let committed = false;
-    const first = writes.run(async (trx) => {
-      await insert("x")(trx);
-      return "done";
-    });
-    first.then(() => (committed = true));
-    expect(committed).toBe(false);
-    expect(await first).toBe("done");
-    expect(await names()).toEqual(["x"]);
-    await writes.run(insert("y"));
-    expect(await names()).toEqual(["x", "y"]);
+  it("settles each write, fulfilled or rejected, only once its group's COMMIT returned", async () => {
+    // A second connection, queried synchronously at the moment each promise settles,
+    // sees the group's rows only if the COMMIT has already happened.
+    const observer = new BetterSqlite3(store.file, { readonly: true });
+    const visible = observer.prepare("SELECT count(*) FROM settings WHERE name = ?").pluck();
+    try {
+      const settled = await Promise.all([
+        writes.run(insert("x")).then(() => visible.get("x")),
+        writes
+          .run(async (trx) => {
+            await insert("b")(trx);
+            throw new Error("b fails after writing");
+          })
+          .catch(() => [visible.get("x"), visible.get("b")]),
+        writes.run(insert("y")).then(() => visible.get("y")),
+      ]);
+      expect(settled).toEqual([1, [1, 0], 1]);
+      await writes.run(insert("z"));
+      expect(await names()).toEqual(["x", "y", "z"]);
+    } finally {
+      observer.close();
+    }
   });
 });

@@ -1,0 +1,66 @@
+/**
+ * What a database error means, read from its error code (and, for PostgreSQL, the
+ * fields the server sends), never from message wording alone.
+ */
+
+/** A unique or primary-key constraint that a write violated. */
+export interface UniqueViolation {
+  table: string;
+  columns: string[];
+  /** The constraint's name; PostgreSQL reports it, SQLite does not. */
+  constraint?: string;
+}
+
+const SQLITE_UNIQUE_CODES = new Set(["SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY"]);
+const POSTGRES_UNIQUE_VIOLATION = "23505";
+
+interface DriverError {
+  code?: unknown;
+  message?: unknown;
+  table?: unknown;
+  constraint?: unknown;
+  detail?: unknown;
+}
+
+/**
+ * The violated unique constraint, or undefined for any other error. SQLite
+ * (better-sqlite3) names no constraint: once the code says it is a unique violation,
+ * the table and columns come from the fixed `<table>.<column>, …` list it appends.
+ * PostgreSQL (SQLSTATE 23505) sends the table and constraint as fields and the
+ * columns in `detail` (`Key (a, b)=(…) already exists.`).
+ */
+export function uniqueViolation(error: unknown): UniqueViolation | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const { code, message, table, constraint, detail } = error as DriverError;
+  if (typeof code === "string" && SQLITE_UNIQUE_CODES.has(code) && typeof message === "string") {
+    const qualified = /: ((?:[\w]+\.[\w]+)(?:, [\w]+\.[\w]+)*)$/.exec(message)?.[1];
+    if (!qualified) return undefined;
+    const pairs = qualified.split(", ").map((pair) => pair.split(".") as [string, string]);
+    return { table: pairs[0]?.[0] as string, columns: pairs.map(([, column]) => column) };
+  }
+  if (code === POSTGRES_UNIQUE_VIOLATION && typeof table === "string") {
+    const list = typeof detail === "string" ? /^Key \(([^)]*)\)=/.exec(detail)?.[1] : undefined;
+    return {
+      table,
+      columns: list ? list.split(",").map((column) => column.trim().replace(/^"|"$/g, "")) : [],
+      ...(typeof constraint === "string" && { constraint }),
+    };
+  }
+  return undefined;
+}
+
+/** Whether `error` violated the unique constraint on exactly these columns of `table`. */
+export function violatesUnique(error: unknown, table: string, columns: readonly string[]): boolean {
+  const violation = uniqueViolation(error);
+  if (violation?.table !== table || violation.columns.length !== columns.length) return false;
+  return columns.every((column) => violation.columns.includes(column));
+}
+
+/**
+ * Whether another process held the write lock for longer than the busy timeout
+ * (SQLite's SQLITE_BUSY family; PostgreSQL's lock_not_available, 55P03).
+ */
+export function isLockTimeout(error: unknown): boolean {
+  const code = typeof error === "object" && error !== null ? (error as DriverError).code : undefined;
+  return typeof code === "string" && (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_") || code === "55P03");
+}
