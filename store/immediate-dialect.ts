@@ -1,4 +1,4 @@
-import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig } from "kysely";
+import { CompiledQuery, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type DialectAdapter, type Driver, type SqliteDialectConfig } from "kysely";
 
 /**
  * Opens every transaction with `BEGIN IMMEDIATE`. kysely's driver issues a deferred
@@ -14,6 +14,19 @@ class ImmediateTransactionDriver extends SqliteDriver {
   }
 }
 
+/**
+ * SQLite does run DDL inside transactions; kysely's adapter says it does not, so its
+ * migrator runs without one and two processes starting on a fresh data dir could both
+ * apply the same migration. Declared transactional, the migrator reads the applied
+ * migrations and applies the rest inside one `BEGIN IMMEDIATE`: the second process
+ * waits for the first, then finds nothing left to do.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 export class ImmediateSqliteDialect extends SqliteDialect {
   constructor(private readonly config: SqliteDialectConfig) {
     super(config);
@@ -21,5 +34,9 @@ export class ImmediateSqliteDialect extends SqliteDialect {
 
   override createDriver(): Driver {
     return new ImmediateTransactionDriver(this.config);
+  }
+
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
   }
 }
