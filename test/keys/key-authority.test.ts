@@ -26,6 +26,12 @@ describe("key authority", () => {
     expect(() => assertMayMint(merchantWithEveryScope, adminKey)).toThrow(expect.objectContaining({ status: 403, code: "insufficient_permissions" }));
   });
 
+  it("lets only an admin key mint another merchant's keys", () => {
+    const otherMerchantKey = { merchantId: "m2", mode: "test" as const, role: "merchant" as const, scopes: ["keys:read" as const] };
+    expect(() => assertMayMint(merchantWithEveryScope, otherMerchantKey)).toThrow(expect.objectContaining({ status: 403, code: "insufficient_permissions" }));
+    expect(() => assertMayMint({ ...merchantWithEveryScope, role: "admin" }, otherMerchantKey)).not.toThrow();
+  });
+
   it("gives the CLI (no calling key) full rights", () => {
     expect(() => assertMayManage(undefined, "key_admin", { ...adminKey, mode: "live" })).not.toThrow();
     expect(() => assertMayMint(undefined, { ...adminKey, mode: "live" })).not.toThrow();
