@@ -21,7 +21,7 @@ export const keyNotFound = (id: string) => new ApiError(404, "api_key_not_found"
  * key is "not found", so existence never leaks across those boundaries. The CLI has
  * no calling key: the operator holds the database and keeps full rights.
  */
-export function isInReach(caller: Actor, key: Pick<KeyRights, "merchantId" | "mode">): boolean {
+function isInReach(caller: Actor, key: Pick<KeyRights, "merchantId" | "mode">): boolean {
   return key.merchantId === caller.merchantId && key.mode === caller.mode;
 }
 
