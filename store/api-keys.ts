@@ -1,4 +1,5 @@
 import type { Db } from "./database";
+import { olderThan, type Cursor } from "./keyset";
 import type { ApiKeyRow, ApiKeyUpdate, NewApiKeyRow } from "./schema";
 
 export async function insertApiKey(db: Db, row: NewApiKeyRow): Promise<void> {
@@ -20,9 +21,19 @@ export async function findApiKey(db: Db, merchantId: string, id: string): Promis
   return db.selectFrom("api_keys").selectAll().where("merchant_id", "=", merchantId).where("id", "=", id).executeTakeFirst();
 }
 
-export async function listApiKeys(db: Db, merchantId: string, mode?: string): Promise<ApiKeyRow[]> {
-  let query = db.selectFrom("api_keys").selectAll().where("merchant_id", "=", merchantId);
-  if (mode) query = query.where("mode", "=", mode as ApiKeyRow["mode"]);
+/**
+ * A merchant's keys newest first, of one mode when given; with `page`, at most
+ * `page.limit` rows after `page.after` (keyset order).
+ */
+export async function listApiKeys(
+  db: Db,
+  owner: { merchantId: string; mode?: ApiKeyRow["mode"] },
+  page?: { limit: number; after?: Cursor | undefined },
+): Promise<ApiKeyRow[]> {
+  let query = db.selectFrom("api_keys").selectAll().where("merchant_id", "=", owner.merchantId);
+  if (owner.mode) query = query.where("mode", "=", owner.mode);
+  if (page?.after) query = query.where(olderThan(page.after));
+  if (page) query = query.limit(page.limit);
   return query.orderBy("created_at", "desc").orderBy("id", "desc").execute();
 }
 

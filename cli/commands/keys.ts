@@ -81,7 +81,7 @@ export function registerKeys(program: Command): void {
     .action((keyId: string, flags: DataFlags & { merchant: string }) =>
       withApp(flags, async (app) => {
         const merchant = await getMerchant(app.db, flags.merchant);
-        printNewKey(flags.json, await rotateApiKey(app.db, merchant.id, keyId));
+        printNewKey(flags.json, await rotateApiKey(app.db, merchant.id, keyId, undefined));
       }),
     );
   withCommonOptions(keys.command("revoke").description("Permanently deactivate a key"))
@@ -90,7 +90,7 @@ export function registerKeys(program: Command): void {
     .action((keyId: string, flags: DataFlags & { merchant: string }) =>
       withApp(flags, async (app) => {
         const merchant = await getMerchant(app.db, flags.merchant);
-        const key = await revokeApiKey(app.db, merchant.id, keyId);
+        const key = await revokeApiKey(app.db, merchant.id, keyId, undefined);
         printResult(flags.json, key, [key], COLUMNS);
       }),
     );

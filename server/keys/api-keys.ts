@@ -1,10 +1,13 @@
 import { findApiKey, insertApiKey, listApiKeys, updateActiveApiKey } from "../../store/api-keys";
 import type { Db } from "../../store/database";
+import type { ApiKeyRow } from "../../store/schema";
 import type { Mode } from "../connectors/connector";
 import { ApiError } from "../errors";
 import { isoNow, newApiKeyId } from "../ids";
+import { toPage, type ListPage, type ListParams } from "../pagination";
 import type { Actor, KeyType, Role } from "./actor";
 import { toApiKey, type ApiKey } from "./api-key";
+import { assertMayManage, assertMayMint, keyNotFound, mayManage, type KeyRights } from "./key-authority";
 import { generateKey, hashKey, keyPrefix } from "./key-format";
 import { PUBLISHABLE_KEY_SCOPES, SCOPES, SECRET_KEY_SCOPES, type Scope } from "./scopes";
 
@@ -17,41 +20,37 @@ export interface NewKeyInput {
   scopes?: Scope[];
 }
 
-const forbidden = (message: string) => new ApiError(403, "insufficient_permissions", message);
-const keyNotFound = (id: string) => new ApiError(404, "api_key_not_found", `No API key ${id} for this merchant.`, { param: "id" });
 const keyRevoked = (id: string) => new ApiError(409, "api_key_revoked", `API key ${id} is revoked and cannot be rotated.`);
 
+const rightsOf = (row: ApiKeyRow): KeyRights => ({ merchantId: row.merchant_id, mode: row.mode, role: row.role, scopes: JSON.parse(row.scopes) as Scope[] });
+
 /**
- * The scopes a new key gets. `creator` is the calling key, or `undefined` for the
- * CLI (an operator with the database in hand). A key never grants what it lacks.
+ * The scopes a new key gets: checks the shape of the request; whether the creator may
+ * grant them is `assertMayMint`'s. Unless named, a secret key gets what its creator
+ * holds (everything for the CLI, `creator` undefined).
  */
 export function scopesForNewKey(input: Pick<NewKeyInput, "type" | "role" | "scopes">, creator: Actor | undefined): Scope[] {
-  const holds = (scope: Scope) => creator === undefined || creator.scopes.has(scope);
   if (input.role === "admin") {
     if (input.type !== "secret") throw new ApiError(400, "parameter_invalid", "Admin keys are secret keys.", { param: "type" });
-    if (creator && creator.role !== "admin") throw forbidden("Only admin keys can create admin keys.");
     return [...SCOPES];
   }
   if (input.type === "publishable") {
     if (input.scopes && (input.scopes.length !== 1 || input.scopes[0] !== "tokens:write")) {
       throw new ApiError(400, "parameter_invalid", "Publishable keys hold exactly the tokens:write scope.", { param: "scopes" });
     }
-    if (!holds("tokens:write")) throw forbidden("The calling key does not hold tokens:write.");
     return [...PUBLISHABLE_KEY_SCOPES];
   }
   if (input.scopes) {
-    const admin = input.scopes.find((s) => s === "admin");
-    if (admin) throw new ApiError(400, "parameter_invalid", "The admin scope comes only with role admin.", { param: "scopes" });
-    const lacking = input.scopes.find((s) => !holds(s));
-    if (lacking) throw forbidden(`The calling key does not hold ${lacking}, so it cannot grant it.`);
+    if (input.scopes.includes("admin")) throw new ApiError(400, "parameter_invalid", "The admin scope comes only with role admin.", { param: "scopes" });
     return [...new Set(input.scopes)];
   }
-  return SECRET_KEY_SCOPES.filter(holds);
+  return SECRET_KEY_SCOPES.filter((scope) => creator === undefined || creator.scopes.has(scope));
 }
 
 /** Creates a key; the plaintext is in the returned object and nowhere else. */
 export async function createApiKey(db: Db, input: NewKeyInput, creator: Actor | undefined): Promise<ApiKey> {
   const scopes = scopesForNewKey(input, creator);
+  assertMayMint(creator, { merchantId: input.merchantId, mode: input.mode, role: input.role, scopes });
   const plaintext = generateKey(input.type, input.mode);
   const row = {
     id: newApiKeyId(),
@@ -73,14 +72,43 @@ export async function createApiKey(db: Db, input: NewKeyInput, creator: Actor | 
   return toApiKey(row, plaintext);
 }
 
+/** Every key of a merchant, both modes: the CLI's list (the operator sees all). */
 export async function listMerchantApiKeys(db: Db, merchantId: string): Promise<ApiKey[]> {
-  return (await listApiKeys(db, merchantId)).map((row) => toApiKey(row));
+  return (await listApiKeys(db, { merchantId })).map((row) => toApiKey(row));
 }
 
-/** New plaintext for the same id, name and scopes; the old value stops working now. */
-export async function rotateApiKey(db: Db, merchantId: string, id: string): Promise<ApiKey> {
+/**
+ * The caller's page of keys, newest first: only those it may manage. Hidden keys sit
+ * between visible ones, so rows are read in batches until the page is full.
+ */
+export async function listCallerApiKeys(db: Db, caller: Actor, params: ListParams): Promise<ListPage<ApiKey>> {
+  const owner = { merchantId: caller.merchantId, mode: caller.mode };
+  let after: ApiKeyRow | undefined;
+  if (params.startingAfter !== undefined) {
+    after = await findApiKey(db, caller.merchantId, params.startingAfter);
+    if (!after || !mayManage(caller, rightsOf(after))) {
+      throw new ApiError(400, "parameter_invalid", `starting_after: no API key ${params.startingAfter}.`, { param: "starting_after" });
+    }
+  }
+  const batch = params.limit + 1;
+  const visible: ApiKeyRow[] = [];
+  for (;;) {
+    const rows = await listApiKeys(db, owner, { limit: batch, after });
+    visible.push(...rows.filter((row) => mayManage(caller, rightsOf(row))));
+    if (visible.length > params.limit || rows.length < batch) break;
+    after = rows[rows.length - 1];
+  }
+  return toPage(visible, params.limit, (row) => toApiKey(row));
+}
+
+/**
+ * New plaintext for the same id, name and scopes; the old value stops working now.
+ * `caller` is the calling key (undefined for the CLI).
+ */
+export async function rotateApiKey(db: Db, merchantId: string, id: string, caller: Actor | undefined): Promise<ApiKey> {
   const row = await findApiKey(db, merchantId, id);
   if (!row) throw keyNotFound(id);
+  assertMayManage(caller, id, rightsOf(row));
   if (row.status !== "active") throw keyRevoked(id);
   const plaintext = generateKey(row.type, row.mode);
   const update = { key_hash: hashKey(plaintext), last4: plaintext.slice(-4) };
@@ -89,9 +117,10 @@ export async function rotateApiKey(db: Db, merchantId: string, id: string): Prom
 }
 
 /** Permanently deactivates a key; revoking a revoked key answers its revoked state. */
-export async function revokeApiKey(db: Db, merchantId: string, id: string): Promise<ApiKey> {
+export async function revokeApiKey(db: Db, merchantId: string, id: string, caller: Actor | undefined): Promise<ApiKey> {
   const row = await findApiKey(db, merchantId, id);
   if (!row) throw keyNotFound(id);
+  assertMayManage(caller, id, rightsOf(row));
   if (row.status === "revoked") return toApiKey(row);
   const revokedAt = isoNow();
   await updateActiveApiKey(db, id, { status: "revoked", revoked_at: revokedAt });

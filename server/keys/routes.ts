@@ -3,7 +3,8 @@ import type { AppContext } from "../app-context";
 import { json, route, type Route } from "../http/route";
 import { parse } from "../http/validate";
 import { getMerchant } from "../merchants/merchants";
-import { createApiKey, listMerchantApiKeys, revokeApiKey, rotateApiKey } from "./api-keys";
+import { listParams } from "../pagination";
+import { createApiKey, listCallerApiKeys, revokeApiKey, rotateApiKey } from "./api-keys";
 import { SCOPES } from "./scopes";
 
 const keyName = z.string().trim().min(1).max(200);
@@ -35,7 +36,7 @@ export function keyRoutes(app: AppContext): Route[] {
       method: "GET",
       path: "/v1/api-keys",
       scope: "keys:read",
-      handle: async (req) => ({ object: "list" as const, data: await listMerchantApiKeys(app.db, req.actor.merchantId), has_more: false }),
+      handle: (req) => listCallerApiKeys(app.db, req.actor, listParams(req.query)),
       present: (page) => json(200, page),
     }),
     route({
@@ -45,7 +46,7 @@ export function keyRoutes(app: AppContext): Route[] {
       secretFields: ["key"],
       handle: async (req) => {
         parse(z.strictObject({}), req.body);
-        const key = await req.unit.commit((trx) => rotateApiKey(trx, req.actor.merchantId, req.params.keyId as string));
+        const key = await req.unit.commit((trx) => rotateApiKey(trx, req.actor.merchantId, req.params.keyId as string, req.actor));
         app.auth.invalidate();
         return key;
       },
@@ -56,7 +57,7 @@ export function keyRoutes(app: AppContext): Route[] {
       path: "/v1/api-keys/:keyId",
       scope: "keys:write",
       handle: async (req) => {
-        const key = await req.unit.commit((trx) => revokeApiKey(trx, req.actor.merchantId, req.params.keyId as string));
+        const key = await req.unit.commit((trx) => revokeApiKey(trx, req.actor.merchantId, req.params.keyId as string, req.actor));
         app.auth.invalidate();
         return { id: key.id, object: key.object, status: key.status, revoked_at: key.revoked_at };
       },

@@ -47,6 +47,24 @@ describe("CLI and server on one data dir", () => {
     await within(1000, async () => (await listWith(key.key)).status === 401);
   });
 
+  it("the CLI, the operator with the database in hand, manages admin and live keys no API key may touch", async () => {
+    const cli = (...args: string[]) => runCli([...args, "--merchant", m.merchant.short_id, "--data", server.dataDir, "--json"]);
+    const created = await cli("keys", "create", "--name", "ops-live", "--mode", "live", "--admin");
+    expect(created.code).toBe(0);
+    const admin = JSON.parse(created.stdout);
+    expect(admin).toMatchObject({ role: "admin", mode: "live", key: expect.stringMatching(/^sk_live_/) });
+    const rotated = await cli("keys", "rotate", admin.id);
+    expect(rotated.code).toBe(0);
+    const fresh = JSON.parse(rotated.stdout).key as string;
+    expect(fresh).toMatch(/^sk_live_/);
+    expect((await listWith(fresh)).status).toBe(200);
+    const listed = await cli("keys", "list");
+    expect(new Set(JSON.parse(listed.stdout).data.map((k: { mode: string }) => k.mode))).toEqual(new Set(["test", "live"]));
+    const revoked = await cli("keys", "revoke", admin.id);
+    expect(revoked.code).toBe(0);
+    await within(1000, async () => (await listWith(fresh)).status === 401);
+  });
+
   it("keys made by the CLI work on the server, and the CLI lists what the server made", async () => {
     const cli = await runCli(["keys", "create", "--merchant", m.merchant.short_id, "--name", "from-cli", "--data", server.dataDir]);
     expect(cli.code).toBe(0);

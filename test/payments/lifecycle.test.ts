@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiKey } from "../../server/keys/api-keys";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth, seedMerchant } from "../support/seed";
 import { CARDS, paymentsClient, seedSandboxMerchant } from "../support/payments";
@@ -218,8 +219,9 @@ describe("payments over HTTP (sandbox)", () => {
     // Same merchant, live key: the test-mode payment belongs to another environment.
     const live = await server.request("/v1/api-keys", { method: "POST", headers: auth(shop.admin), json: { name: "unused" } });
     expect(live.status).toBe(201);
-    const liveKey = await server.request(`/admin/merchants/${shop.merchant.id}/api-keys`, { method: "POST", headers: auth(shop.admin), json: { name: "live", mode: "live" } });
-    const liveClient = paymentsClient(server, (await liveKey.json()).key);
+    // A test admin key cannot mint live keys; the operator (CLI) can.
+    const liveKey = await createApiKey(server.app.db, { merchantId: shop.merchant.id, name: "live", type: "secret", mode: "live", role: "merchant" }, undefined);
+    const liveClient = paymentsClient(server, liveKey.key as string);
     expect((await liveClient.get(payment.id)).status).toBe(404);
   });
 
