@@ -52,7 +52,7 @@ describe("follow-ons racing across two serve processes", () => {
       headers: { authorization: `Bearer ${key}`, "idempotency-key": `race-${++sequence}`, "content-type": "application/json" },
       body: JSON.stringify(body),
     });
-    return { status: res.status, body: await res.json() };
+    return { status: res.status, body: (await res.json()) as any };
   };
 
   it(`${ROUNDS} rounds of two captures and three refunds at once, spread over both processes`, async () => {
@@ -87,7 +87,7 @@ describe("follow-ons racing across two serve processes", () => {
       expect(refundsSent, context).toHaveLength(refunded.filter((r) => r.status === 200).length);
 
       const charge = stripe.charges.find((candidate) => candidate.id === intent);
-      const final = await fetch(`${servers[(round + 1) % 2]?.url}/v1/payments/${payment.id}`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.json());
+      const final = await fetch(`${servers[(round + 1) % 2]?.url}/v1/payments/${payment.id}`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.json() as Promise<any>);
       expect(final, context).toMatchObject({ amount_captured: charge?.amountReceived, amount_refunded: charge?.amountRefunded });
       expect(final.amount_refunded, context).toBe(refundedAtProcessor);
       expect(final.refunds.reduce((sum: number, r: { amount: number }) => sum + r.amount, 0), context).toBe(refundedAtProcessor);
