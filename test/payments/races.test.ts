@@ -94,4 +94,20 @@ describe("follow-ons racing across two serve processes", () => {
       expect(final.status, context).toBe(refundedAtProcessor === 0 ? "succeeded" : refundedAtProcessor === AMOUNT ? "refunded" : "partially_refunded");
     }
   }, 300_000);
+
+  it("refunds that fit all succeed when sent at once to both processes: 3 × 400 of 1000 gives two 200s — 50 times", async () => {
+    const tokenized = await post(1, "/v1/tokens", { card: { number: "5555555555554444", exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: "123" } });
+    const token = tokenized.body.token as string;
+    for (let round = 0; round < 50; round++) {
+      const sold = await post(round, "/v1/payments/sale", { amount: AMOUNT, currency: "usd", gateway_token: token });
+      expect(sold.status, JSON.stringify(sold.body)).toBe(201);
+      const results = await Promise.all([0, 1, 2].map((i) => post(i + round, "/v1/payments/refund", { payment_id: sold.body.id, amount: 400 })));
+      const context = `round ${round}: ${JSON.stringify(results.map((r) => [r.status, r.body.error?.code]))}`;
+      expect(results.map((r) => r.status).sort(), context).toEqual([200, 200, 400]);
+      expect(results.find((r) => r.status === 400)?.body.error.code, context).toBe("amount_too_large");
+      const intent = sold.body.connector_transaction_id as string;
+      const sent = stripe.requests.filter((request) => request.path === "/v1/refunds" && field(request.body, "payment_intent") === intent);
+      expect(sent.map((request) => field(request.body, "amount")), context).toEqual(["400", "400"]);
+    }
+  }, 300_000);
 });
