@@ -17,6 +17,8 @@ export interface Config {
   /** `production` when PAYGATE_ENV or NODE_ENV says so. */
   environment: "production" | "development";
   idempotencyTtlMs: number;
+  /** An in-flight idempotency lock not refreshed for this long belongs to a dead process and is taken over. */
+  idempotencyLockTimeoutMs: number;
   /** Token bucket per API key; `undefined` turns rate limiting off. */
   rateLimit: { perSecond: number; burst: number } | undefined;
   /** Delays between webhook attempts, in ms; its length is the number of retries. */
@@ -127,6 +129,13 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   const webhookRetryScheduleMs = (env.PAYGATE_WEBHOOK_RETRY_SCHEDULE || DEFAULT_RETRY_SCHEDULE)
     .split(",")
     .map((part) => parseDuration("PAYGATE_WEBHOOK_RETRY_SCHEDULE", part));
+  const idempotencyTtlMs = parseDuration("PAYGATE_IDEMPOTENCY_TTL", env.PAYGATE_IDEMPOTENCY_TTL || "72h");
+  const idempotencyLockTimeoutMs = parseDuration("PAYGATE_IDEMPOTENCY_LOCK_TIMEOUT", env.PAYGATE_IDEMPOTENCY_LOCK_TIMEOUT || "60s");
+  if (idempotencyLockTimeoutMs === 0) throw new ConfigError("PAYGATE_IDEMPOTENCY_LOCK_TIMEOUT", "must be longer than 0");
+  // A record purged while its request still runs would let a retry run it a second time.
+  if (idempotencyTtlMs < idempotencyLockTimeoutMs) {
+    throw new ConfigError("PAYGATE_IDEMPOTENCY_TTL", `must be at least the idempotency lock timeout (${idempotencyLockTimeoutMs / 1000}s)`);
+  }
   return {
     dataDir: resolve(flags.data ?? env.PAYGATE_DATA_DIR ?? "paygate-data"),
     host,
@@ -135,7 +144,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     masterKey: env.PAYGATE_MASTER_KEY ? parseMasterKey(env.PAYGATE_MASTER_KEY) : undefined,
     devMode: flags.dev === true || parseBoolean("PAYGATE_DEV_MODE", env.PAYGATE_DEV_MODE ?? ""),
     environment: production ? "production" : "development",
-    idempotencyTtlMs: parseDuration("PAYGATE_IDEMPOTENCY_TTL", env.PAYGATE_IDEMPOTENCY_TTL || "72h"),
+    idempotencyTtlMs,
+    idempotencyLockTimeoutMs,
     rateLimit: parseRateLimit(env.PAYGATE_RATE_LIMIT ?? "100:200"),
     webhookRetryScheduleMs,
     webhookTimeoutMs: parseDuration("PAYGATE_WEBHOOK_TIMEOUT", env.PAYGATE_WEBHOOK_TIMEOUT || "30s"),

@@ -72,8 +72,9 @@ export async function claimIdempotencyKey(
         },
       };
     }
-    if (!abandoned) return { kind: "in_flight" };
   }
+  // A request still refreshing its lock is never taken over, however old its record.
+  if (existing.state === "in_flight" && !abandoned) return { kind: "in_flight" };
   const taken = await db
     .updateTable("idempotency_keys")
     .set({ ...fresh })
@@ -82,6 +83,25 @@ export async function claimIdempotencyKey(
     .where("state", "=", existing.state)
     .executeTakeFirst();
   return taken.numUpdatedRows > 0n ? { kind: "acquired", lockedAt: now } : { kind: "in_flight" };
+}
+
+/**
+ * Bumps the lock this request holds from `lockedAt` to `now` (compare-and-set: a lock
+ * taken over meanwhile is left alone), and keeps the record from expiring under it.
+ * Returns whether the lock is still this request's.
+ */
+export async function refreshIdempotencyLock(db: Db, scope: IdempotencyScope, lockedAt: number, now: number, lockTimeoutMs: number): Promise<boolean> {
+  const result = await db
+    .updateTable("idempotency_keys")
+    .set((eb) => ({
+      locked_at: now,
+      expires_at: eb.case().when("expires_at", "<", now + lockTimeoutMs).then(now + lockTimeoutMs).else(eb.ref("expires_at")).end(),
+    }))
+    .where((eb) => eb.and(rowKey(scope)))
+    .where("state", "=", "in_flight")
+    .where("locked_at", "=", lockedAt)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /** Stores the answer on the lock this request holds; false if the lock was lost. */

@@ -51,32 +51,74 @@ export async function listPayments(db: Db, merchantId: string, mode: string, lim
   return query.orderBy("payments.created_at", "desc").orderBy("payments.id", "desc").limit(limit + 1).execute();
 }
 
+export interface FollowOnClaim {
+  operation: string;
+  amount: number;
+  /** The follow-on's processor reference: who holds the claim. */
+  request: string;
+  /** The claim's lease end, epoch ms. */
+  until: number;
+}
+
 /**
- * Moves a payment only if it is still in one of `from` (and, for refunds, only while
- * the total stays within what was captured): the state check and the write are one
- * statement, so a racing request cannot slip between them. Returns whether it moved.
+ * Claims a payment for one follow-on before the processor is asked: only while it is
+ * in one of `from`, no other follow-on holds a live claim (the same request may take
+ * its own claim back, e.g. a retry after a timeout), and, for a refund, while the
+ * amount still fits in what was captured. One statement, so two processes can never
+ * both hold it. Returns whether the claim was taken.
  */
-export async function transitionPayment(
+export async function claimPayment(trx: Trx, id: string, from: readonly string[], claim: FollowOnClaim, now: number, refund: boolean): Promise<boolean> {
+  let query = trx
+    .updateTable("payments")
+    .set({ pending_operation: claim.operation, pending_amount: claim.amount, pending_request: claim.request, pending_until: claim.until, pending_in_doubt: 0 })
+    .where("id", "=", id)
+    .where("status", "in", from)
+    .where((eb) => eb.or([eb("pending_request", "is", null), eb("pending_until", "<=", now), eb("pending_request", "=", claim.request)]));
+  if (refund) query = query.where(sql<boolean>`amount_refunded + ${claim.amount} <= amount_captured`);
+  const result = await query.executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Records what the claimed follow-on did and frees the claim, only if `request` still
+ * holds it. Returns whether it did.
+ */
+export async function settleClaim(
   trx: Trx,
   id: string,
-  from: readonly string[],
-  change: { status: string; amountCaptured?: number; refundAmount?: number; connectorTransactionId?: string; updatedAt: string },
+  request: string,
+  change: { status: string; amountCaptured?: number; refundAmount?: number; updatedAt: string },
 ): Promise<boolean> {
-  let query = trx
+  const result = await trx
     .updateTable("payments")
     .set({
       status: change.status,
       updated_at: change.updatedAt,
       ...(change.amountCaptured !== undefined && { amount_captured: change.amountCaptured }),
       ...(change.refundAmount !== undefined && { amount_refunded: sql<number>`amount_refunded + ${change.refundAmount}` }),
+      ...NO_CLAIM,
     })
     .where("id", "=", id)
-    .where("status", "in", from);
-  if (change.refundAmount !== undefined) {
-    query = query.where(sql<boolean>`amount_refunded + ${change.refundAmount} <= amount_captured`);
-  }
-  const result = await query.executeTakeFirst();
+    .where("pending_request", "=", request)
+    .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/** The processor refused or failed: nothing moved, the payment is free again. */
+export async function releaseClaim(trx: Trx, id: string, request: string): Promise<void> {
+  await trx.updateTable("payments").set(NO_CLAIM).where("id", "=", id).where("pending_request", "=", request).execute();
+}
+
+/** The processor did not answer: only `request` may take the claim back before `until`. */
+export async function holdClaimInDoubt(trx: Trx, id: string, request: string, until: number): Promise<void> {
+  await trx.updateTable("payments").set({ pending_in_doubt: 1, pending_until: until }).where("id", "=", id).where("pending_request", "=", request).execute();
+}
+
+const NO_CLAIM = { pending_operation: null, pending_amount: null, pending_request: null, pending_until: null, pending_in_doubt: 0 } as const;
+
+/** Whether a payment with this id exists, in any merchant or mode (ids derived from a key are global). */
+export async function paymentExists(db: Db, id: string): Promise<boolean> {
+  return (await db.selectFrom("payments").select("id").where("id", "=", id).executeTakeFirst()) !== undefined;
 }
 
 export async function insertRefund(trx: Trx, row: RefundRow): Promise<void> {

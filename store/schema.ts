@@ -19,6 +19,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  in_doubt_references: InDoubtReferencesTable;
 }
 
 export interface SettingsTable {
@@ -59,7 +60,11 @@ export interface IdempotencyKeysTable {
   key: string;
   fingerprint: string;
   state: "in_flight" | "done";
-  /** Refreshed while the request runs; an in-flight row older than the lock timeout is taken over. */
+  /**
+   * Epoch ms; the request holding the lock bumps it every third of the lock timeout
+   * (server/http/idempotency.ts), so only an in-flight row whose process stopped
+   * refreshing it grows older than the lock timeout and is taken over.
+   */
   locked_at: number;
   response_status: number | null;
   /** JSON object of the response headers to replay. */
@@ -139,6 +144,20 @@ export interface PaymentsTable {
   metadata: string;
   created_at: string;
   updated_at: string;
+  /**
+   * The follow-on (capture, refund, void) that holds this payment while it asks the
+   * processor; null when none does. Taken by a conditional update before the call,
+   * cleared by the commit that records the outcome (server/payments/follow-on.ts).
+   */
+  pending_operation: string | null;
+  /** The amount the holder may move: refunds are checked against it at claim time. */
+  pending_amount: number | null;
+  /** The holder's processor reference: its retry (same Idempotency-Key) takes the claim back. */
+  pending_request: string | null;
+  /** Epoch ms; past it the claim is free, so a crashed process does not hold the payment forever. */
+  pending_until: number | null;
+  /** 1 when the processor did not answer: only the holder's retry may take the claim before `pending_until`. */
+  pending_in_doubt: number;
 }
 
 export interface RefundsTable {
@@ -200,6 +219,14 @@ export interface WebhookAttemptsTable {
   duration_ms: number;
   error: string | null;
   response_excerpt: string | null;
+}
+
+/** Processor references sent without a known outcome; re-sending one could move money twice. */
+export interface InDoubtReferencesTable {
+  connector_id: string;
+  reference: string;
+  /** Epoch ms; past it the reference may be sent again (a retry this late is a new intent). */
+  expires_at: number;
 }
 
 export type MerchantRow = Selectable<MerchantsTable>;

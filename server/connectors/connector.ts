@@ -22,6 +22,19 @@ export interface CallContext {
   baseUrl: string;
   /** Per-call timeout; past it the call answers `{ outcome: "timeout" }`. */
   timeoutMs: number;
+  /** Where a processor without idempotency keys remembers what it sent without an answer. */
+  inDoubt: InDoubtReferences;
+}
+
+/**
+ * Processor references sent without a known outcome. Kept in the database: they must
+ * outlive the process and hold for every process sharing it.
+ */
+export interface InDoubtReferences {
+  /** Records that `reference` is about to be sent; false while an earlier send of it is unanswered (for up to `holdMs`). */
+  begin(reference: string, holdMs: number): Promise<boolean>;
+  /** The processor answered `reference`: sending it again is safe. */
+  answered(reference: string): Promise<void>;
 }
 
 export interface ChargeRequest {

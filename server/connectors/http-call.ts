@@ -42,6 +42,21 @@ export function joinUrl(baseUrl: string, path: string): string {
   return baseUrl.replace(/\/+$/, "") + path;
 }
 
+/** Failures that happen before a byte of the request leaves: name resolution, connecting, the TLS certificate. */
+const UNSENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "UND_ERR_CONNECT_TIMEOUT"]);
+
+/**
+ * Whether a failed fetch certainly never reached the processor. Anything else (a reset
+ * or a closed socket after the request went out) may have been processed, so it is in
+ * doubt like a timeout: re-sending it blindly could move money twice.
+ */
+function certainlyUnsent(error: unknown): boolean {
+  const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
+  const code = typeof cause?.code === "string" ? cause.code : undefined;
+  if (code === undefined) return true;
+  return UNSENT_CODES.has(code) || code.includes("CERT") || code.startsWith("ERR_TLS") || code.startsWith("ERR_SSL");
+}
+
 /**
  * Sends one request. The messages it builds name the processor and the HTTP status only:
  * fetch's own error text can carry the URL, and nothing here may echo request bodies.
@@ -54,8 +69,8 @@ export async function httpCall(processor: string, request: HttpRequest, signal: 
     const response = await fetch(request.url, { method: "POST", headers: request.headers, body: request.body, signal, redirect: "error" });
     status = response.status;
     body = await response.text();
-  } catch {
-    if (signal.aborted) return { ok: false, result: TIMEOUT };
+  } catch (error) {
+    if (signal.aborted || !certainlyUnsent(error)) return { ok: false, result: TIMEOUT };
     return { ok: false, result: processorError(`could not reach ${processor}`) };
   }
   if (status >= 500) return { ok: false, result: processorError(`${processor} answered HTTP ${status}`) };

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
+  refreshIdempotencyLock,
   releaseIdempotencyKey,
   type IdempotencyScope,
   type StoredResponse,
@@ -11,8 +12,6 @@ import { ApiError } from "../errors";
 import type { UnitOfWork } from "../unit-of-work";
 import { canonicalJson } from "./canonical-json";
 
-/** An in-flight lock older than this belongs to a dead process and is taken over. */
-export const LOCK_TIMEOUT_MS = 60_000;
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 
 /**
@@ -21,11 +20,22 @@ const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
  * retried: 400 (fixable input), 401/403, 413, 422, 429 and 5xx. A decline (502) is
  * kept because it is committed with its failed payment (`committed`); a 502 or 504
  * thrown before anything was written (processor error, timeout) re-asks the
- * processor with the same processor-side key on retry.
+ * processor with the same processor-side key on retry. An answer with `Retry-After`
+ * ("try again later", e.g. a payment busy with another follow-on) is not kept either:
+ * replaying it forever would contradict it.
  */
-export function isStorable(status: number, code: string | undefined, committed: boolean): boolean {
-  if (code === "idempotency_conflict") return false;
+export function isStorable(status: number, code: string | undefined, committed: boolean, headers: Readonly<Record<string, string>> = {}): boolean {
+  if (code === "idempotency_conflict" || headers["retry-after"] !== undefined) return false;
   return status < 400 || status === 404 || status === 409 || (committed && status === 502);
+}
+
+/**
+ * The path an Idempotency-Key is scoped to: the route's pattern with its (decoded)
+ * params, so `/v1/payments/sale/` or a percent-encoded variant of a path shares the
+ * scope of the canonical path.
+ */
+export function scopePath(pattern: string, params: Readonly<Record<string, string>>): string {
+  return pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ""));
 }
 
 export function fingerprint(method: string, path: string, body: unknown, connectorAccountHeader: string | null): string {
@@ -51,18 +61,46 @@ export type Begin = { replay: StoredResponse } | { session: IdempotencySession }
 /**
  * One request's hold on its Idempotency-Key. `unit` commits the business writes and
  * the answer in the same transaction; `finish` keeps or releases the key for answers
- * that did not go through `unit`.
+ * that did not go through `unit`. While the request runs, the lock is refreshed every
+ * third of the lock timeout, so a slow request (a long processor call, a follow-on
+ * waiting for another) is never taken over by a retry.
  */
 export class IdempotencySession {
   private recorded = false;
+  private lockedAt: number;
+  private readonly refresher: NodeJS.Timeout;
+  private refreshing: Promise<void> = Promise.resolve();
   /** The answer rendered for the committed value: the one to send, as it was stored. */
   committedReply: StoredResponse | undefined;
 
   constructor(
     private readonly app: AppContext,
     private readonly scope: IdempotencyScope,
-    private readonly lockedAt: number,
-  ) {}
+    lockedAt: number,
+  ) {
+    this.lockedAt = lockedAt;
+    this.refresher = setInterval(() => {
+      this.refreshing = this.refreshing.then(() => this.refresh());
+    }, app.config.idempotencyLockTimeoutMs / 3);
+    this.refresher.unref();
+  }
+
+  /**
+   * Moves `lockedAt` inside the write, so a commit queued behind it in the same group
+   * already compares against the new value; undone if the group does not commit.
+   */
+  private async refresh(): Promise<void> {
+    const held = this.lockedAt;
+    const now = Math.max(Date.now(), held + 1);
+    try {
+      await this.app.writes.run(async (trx) => {
+        if (await refreshIdempotencyLock(trx, this.scope, held, now, this.app.config.idempotencyLockTimeoutMs)) this.lockedAt = now;
+      });
+    } catch (error) {
+      if (this.lockedAt === now) this.lockedAt = held;
+      this.app.log.warn({ err: error }, "could not refresh an idempotency lock");
+    }
+  }
 
   /**
    * `render` turns the committed value into the answer that will be sent; `strip`
@@ -77,7 +115,7 @@ export class IdempotencySession {
           const committed = await fn(trx);
           reply = render(committed);
           const kept = strip(reply);
-          if (isStorable(kept.status, undefined, true)) {
+          if (isStorable(kept.status, undefined, true, kept.headers)) {
             if (!(await completeIdempotencyKey(trx, this.scope, this.lockedAt, kept))) {
               throw new ApiError(409, "idempotency_conflict", "This Idempotency-Key was taken over by another request; nothing was changed.");
             }
@@ -93,8 +131,10 @@ export class IdempotencySession {
   }
 
   async finish(response: StoredResponse, code?: string): Promise<void> {
+    clearInterval(this.refresher);
+    await this.refreshing;
     if (this.recorded) return;
-    if (isStorable(response.status, code, false)) {
+    if (isStorable(response.status, code, false, response.headers)) {
       await this.app.writes.run((trx) => completeIdempotencyKey(trx, this.scope, this.lockedAt, response));
     } else {
       await this.app.writes.run((trx) => releaseIdempotencyKey(trx, this.scope, this.lockedAt));
@@ -103,7 +143,7 @@ export class IdempotencySession {
 }
 
 export async function beginIdempotent(app: AppContext, scope: IdempotencyScope, print: string): Promise<Begin> {
-  const claim = await app.writes.run((trx) => claimIdempotencyKey(trx, scope, print, Date.now(), app.config.idempotencyTtlMs, LOCK_TIMEOUT_MS));
+  const claim = await app.writes.run((trx) => claimIdempotencyKey(trx, scope, print, Date.now(), app.config.idempotencyTtlMs, app.config.idempotencyLockTimeoutMs));
   switch (claim.kind) {
     case "replay":
       return { replay: claim.response };

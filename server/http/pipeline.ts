@@ -5,7 +5,7 @@ import { ANONYMOUS, type Actor } from "../keys/actor";
 import { requireScope } from "../keys/authenticator";
 import { writeUnit, type UnitOfWork } from "../unit-of-work";
 import { errorBody } from "./error-envelope";
-import { beginIdempotent, fingerprint, idempotencyKeyFrom, type IdempotencySession } from "./idempotency";
+import { beginIdempotent, fingerprint, idempotencyKeyFrom, scopePath, type IdempotencySession } from "./idempotency";
 import { readJsonObject } from "./json-body";
 import { enforceRateLimit } from "./rate-limit";
 import { requestIdFor } from "./request-id";
@@ -100,7 +100,7 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
     let idempotencyKey: string | undefined;
     if (isIdempotent(route)) {
       const method = route.method;
-      const path = event.url.pathname;
+      const path = scopePath(route.path, params);
       idempotencyKey = idempotencyKeyFrom(headers);
       const scope = { apiKeyId: actor.apiKeyId, method, path, key: idempotencyKey };
       const begun = await beginIdempotent(app, scope, fingerprint(method, path, body, headers.get("x-connector-account")));

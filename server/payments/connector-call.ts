@@ -1,7 +1,9 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { AppContext } from "../app-context";
 import type { ConnectorAccount } from "../accounts/connector-account";
-import type { CallContext, Connector, ConnectorResult } from "../connectors/connector";
+import { answeredReference, beginReference } from "../../store/in-doubt-references";
+import type { GroupCommit } from "../../store/group-commit";
+import type { CallContext, Connector, ConnectorId, ConnectorResult, InDoubtReferences } from "../connectors/connector";
 import { connectorFor } from "../connectors/registry";
 import { ApiError } from "../errors";
 import type { Actor } from "../keys/actor";
@@ -35,7 +37,16 @@ export async function prepareCall(app: AppContext, actor: Actor, account: Connec
       credential,
       baseUrl: app.config.connectorBaseUrls[account.connector_id] ?? connector.defaultBaseUrl,
       timeoutMs: app.config.connectorTimeoutMs,
+      inDoubt: inDoubtReferences(app.writes, connector.id),
     },
+  };
+}
+
+/** A connector's in-doubt references, in the database shared by every process. */
+export function inDoubtReferences(writes: GroupCommit, connectorId: ConnectorId): InDoubtReferences {
+  return {
+    begin: (reference, holdMs) => writes.run((trx) => beginReference(trx, connectorId, reference, Date.now(), holdMs)),
+    answered: (reference) => writes.run((trx) => answeredReference(trx, connectorId, reference)),
   };
 }
 

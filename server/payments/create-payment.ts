@@ -1,5 +1,5 @@
 import { violatesUnique } from "../../store/db-errors";
-import { insertPayment } from "../../store/payments";
+import { insertPayment, paymentExists } from "../../store/payments";
 import type { PaymentRow } from "../../store/schema";
 import type { AppContext } from "../app-context";
 import { selectAccountForCharge } from "../accounts/select-account";
@@ -21,11 +21,14 @@ export interface WriteContext {
   headerSelector: string | undefined;
 }
 
+const keyReused = () => new ApiError(409, "idempotency_key_reused", "This Idempotency-Key already created a payment; use a new key for a new payment.");
+
 /**
  * Authorize (manual or automatic capture) or sale. The processor is asked first,
  * outside any transaction; then the payment, its events and the idempotent answer
  * commit together. A decline is kept as a `failed` payment; a timeout or processor
- * error writes nothing, so a retry with the same Idempotency-Key is safe.
+ * error writes nothing, so a retry with the same Idempotency-Key is safe. A key whose
+ * payment already exists (its idempotency record expired) never reaches the processor.
  */
 export async function createPayment(app: AppContext, actor: Actor, input: NewPaymentInput, kind: "authorize" | "sale", ctx: WriteContext): Promise<Payment> {
   if (kind === "sale" && input.capture_method === "manual") {
@@ -34,8 +37,9 @@ export async function createPayment(app: AppContext, actor: Actor, input: NewPay
   const automatic = kind === "sale" || input.capture_method !== "manual";
   const token = await loadToken(app.db, app.cipher, actor, input.gateway_token);
   const account = await selectAccountForCharge(app.db, actor, input.connector, { body: input.connector_account, header: ctx.headerSelector });
-  const { connector, context } = await prepareCall(app, actor, account);
   const paymentId = paymentIdFor(actor, ctx.idempotencyKey, kind);
+  if (await paymentExists(app.db, paymentId)) throw keyReused();
+  const { connector, context } = await prepareCall(app, actor, account);
   const result = await connector.authorize(
     {
       amount: input.amount,
@@ -76,14 +80,17 @@ export async function createPayment(app: AppContext, actor: Actor, input: NewPay
     metadata: JSON.stringify(input.metadata ?? {}),
     created_at: now,
     updated_at: now,
+    pending_operation: null,
+    pending_amount: null,
+    pending_request: null,
+    pending_until: null,
+    pending_in_doubt: 0,
   };
   const payment = toPayment(row, account.short_id, []);
   await ctx.unit.commit(async (trx) => {
     await insertPayment(trx, row).catch((error: unknown) => {
-      // Only an Idempotency-Key reused after its record expired can derive an existing id.
-      if (violatesUnique(error, "payments", ["id"])) {
-        throw new ApiError(409, "idempotency_key_reused", "This Idempotency-Key already created a payment; use a new key for a new payment.");
-      }
+      // The look-up above answers this before any charge; the primary key is what guarantees it.
+      if (violatesUnique(error, "payments", ["id"])) throw keyReused();
       throw error;
     });
     for (const type of entry.events) {

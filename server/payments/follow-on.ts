@@ -1,20 +1,46 @@
-import { insertRefund, transitionPayment } from "../../store/payments";
+import { setTimeout as sleep } from "node:timers/promises";
+import { claimPayment, findPayment, holdClaimInDoubt, insertRefund, releaseClaim, settleClaim } from "../../store/payments";
+import type { PaymentRow } from "../../store/schema";
 import type { AppContext } from "../app-context";
 import { selectAccountForFollowOn } from "../accounts/select-account";
+import type { ConnectorResult, FollowOnRequest } from "../connectors/connector";
 import { ApiError, errors } from "../errors";
 import { recordEvent } from "../events/record-event";
 import { isoNow, newRefundId } from "../ids";
 import type { Actor } from "../keys/actor";
-import { prepareCall, processorReference, throwIfUncertain } from "./connector-call";
+import { prepareCall, processorReference, throwIfUncertain, type PreparedCall } from "./connector-call";
 import type { WriteContext } from "./create-payment";
-import type { Payment } from "./payment";
+import { toPayment, type Payment } from "./payment";
 import type { FollowOnInput } from "./payment-input";
-import { withPaymentLock } from "./payment-lock";
-import { getPayment } from "./retrieve";
+import { getPayment, paymentNotFound } from "./retrieve";
 import { canFollow, FOLLOW_ONS, type FollowOn } from "./state-machine";
+
+/** Beyond the processor timeout, how long a live claim lasts: a crashed process's claim frees itself after this. */
+const CLAIM_GRACE_MS = 60_000;
+/** How long an unanswered follow-on keeps the payment from everyone but its own retry (like TSYS's in-doubt references). */
+const IN_DOUBT_HOLD_MS = 24 * 60 * 60 * 1000;
+/** Beyond the processor timeout, how long a request waits for another follow-on on the same payment to finish. */
+const WAIT_MARGIN_MS = 5_000;
+const FIRST_POLL_MS = 5;
+const MAX_POLL_MS = 100;
 
 const invalidTransition = (operation: FollowOn, payment: Payment) =>
   new ApiError(409, "invalid_state_transition", `Cannot ${operation} a payment in status ${payment.status}.`, { param: "payment_id" });
+
+/** Answered with Retry-After, so idempotency does not keep it: the same key works once the payment is free. */
+const busy = (row: PaymentRow) =>
+  row.pending_in_doubt
+    ? new ApiError(
+        409,
+        "conflict",
+        `A ${row.pending_operation} of this payment got no answer from the processor; until that request is retried with its Idempotency-Key, no other capture, refund or void can run.`,
+        { param: "payment_id", payment_id: row.id, headers: { "retry-after": "60" } },
+      )
+    : new ApiError(409, "conflict", `Another ${row.pending_operation} of this payment is still in progress. Retry later.`, {
+        param: "payment_id",
+        payment_id: row.id,
+        headers: { "retry-after": "1" },
+      });
 
 /** How much `operation` moves: the request's amount within what the payment allows, else all of it. */
 function amountFor(operation: FollowOn, payment: Payment, requested: number | undefined): number {
@@ -29,50 +55,116 @@ function amountFor(operation: FollowOn, payment: Payment, requested: number | un
   return requested ?? limit;
 }
 
+async function readPayment(app: AppContext, actor: Actor, id: string): Promise<PaymentRow & { account_short_id: string }> {
+  const row = await findPayment(app.db, actor.merchantId, actor.mode, id);
+  if (!row) throw paymentNotFound(id, "payment_id");
+  return row;
+}
+
 /**
- * Capture, void or refund, through the payment's original account. The state table
- * is checked before the processor is asked, and again by the conditional update that
- * commits the change, its event and the idempotent answer together.
+ * Takes the database claim on the payment for this request (see `claimPayment`).
+ * While another follow-on holds it, polls with a growing pause for as long as that one
+ * can take to hear from the processor, so concurrent requests that fit all run, one
+ * after the other. What is checked (status, amount) is re-read after every wait, and
+ * the row is read once more after the claim: nothing else can change it from then on.
+ */
+async function claim(
+  app: AppContext,
+  actor: Actor,
+  operation: FollowOn,
+  input: FollowOnInput,
+  reference: string,
+  first: PaymentRow & { account_short_id: string },
+): Promise<{ row: PaymentRow & { account_short_id: string }; payment: Payment; amount: number }> {
+  const giveUpAt = Date.now() + app.config.connectorTimeoutMs + WAIT_MARGIN_MS;
+  let pause = FIRST_POLL_MS;
+  let row = first;
+  for (;;) {
+    const now = Date.now();
+    const heldByOther = row.pending_request !== null && row.pending_request !== reference && (row.pending_until ?? 0) > now;
+    if (heldByOther) {
+      if (row.pending_in_doubt || now >= giveUpAt) throw busy(row);
+      await sleep(pause);
+      pause = Math.min(pause * 2, MAX_POLL_MS);
+    } else {
+      const payment = toPayment(row, row.account_short_id, []);
+      if (!canFollow(operation, payment.status)) throw invalidTransition(operation, payment);
+      const amount = amountFor(operation, payment, input.amount);
+      const until = now + app.config.connectorTimeoutMs + CLAIM_GRACE_MS;
+      const taken = await app.writes.run((trx) =>
+        claimPayment(trx, row.id, FOLLOW_ONS[operation].from, { operation, amount, request: reference, until }, now, operation === "refund"),
+      );
+      if (taken) {
+        const held = await readPayment(app, actor, input.payment_id);
+        return { row: held, payment: toPayment(held, held.account_short_id, []), amount };
+      }
+    }
+    row = await readPayment(app, actor, input.payment_id);
+  }
+}
+
+/** Asks the processor; anything but an answer (a timeout, a throw) leaves the claim in doubt. */
+async function call(app: AppContext, operation: FollowOn, prepared: PreparedCall, request: FollowOnRequest): Promise<ConnectorResult> {
+  const inDoubt = () => app.writes.run((trx) => holdClaimInDoubt(trx, request.paymentId, request.reference, Date.now() + IN_DOUBT_HOLD_MS));
+  let result: ConnectorResult;
+  try {
+    result = await prepared.connector[operation](request, prepared.context);
+  } catch (error) {
+    await inDoubt();
+    throw error;
+  }
+  if (result.outcome === "timeout") await inDoubt();
+  else if (result.outcome !== "approved") await app.writes.run((trx) => releaseClaim(trx, request.paymentId, request.reference));
+  return result;
+}
+
+/**
+ * Capture, void or refund, through the payment's original account. The payment is
+ * claimed in the database before the processor is asked (so no other process can ask
+ * it to move the same money), and the change, its event, the idempotent answer and the
+ * end of the claim commit together. A decline or processor error frees the claim; a
+ * timeout keeps it, in doubt, for the same request's retry alone.
  */
 export async function followOn(app: AppContext, actor: Actor, operation: FollowOn, input: FollowOnInput, ctx: WriteContext): Promise<Payment> {
-  // Locked by the requested id and read inside the lock: what is checked is current.
-  return withPaymentLock(input.payment_id, async () => {
-    const payment = await getPayment(app.db, actor, input.payment_id, "payment_id");
-    const account = await selectAccountForFollowOn(app.db, actor, payment.connector_account_id, { body: input.connector_account, header: ctx.headerSelector });
-    if (!canFollow(operation, payment.status)) throw invalidTransition(operation, payment);
-    const amount = amountFor(operation, payment, input.amount);
-    const { connector, context } = await prepareCall(app, actor, account);
-    const request = {
-      transactionId: payment.connector_transaction_id ?? "",
-      amount,
-      currency: payment.currency,
-      reference: processorReference(actor, ctx.idempotencyKey, operation),
-      paymentId: payment.id,
-    };
-    const result = await connector[operation](request, context);
-    throwIfUncertain(result, payment.id);
-    if (result.outcome === "declined") {
-      throw new ApiError(502, "connector_error", result.message, { connector_code: result.code, payment_id: payment.id });
-    }
-    const rule = FOLLOW_ONS[operation];
-    const now = isoNow();
-    const status = rule.to(amount, operation === "refund" ? payment.amount_captured : amount, payment.amount_refunded);
-    const updated = await ctx.unit.commit(async (trx) => {
-      const moved = await transitionPayment(trx, payment.id, rule.from, {
-        status,
-        updatedAt: now,
-        ...(operation === "capture" && { amountCaptured: amount }),
-        ...(operation === "refund" && { refundAmount: amount }),
-      });
-      if (!moved) throw invalidTransition(operation, payment);
-      if (operation === "refund") {
-        await insertRefund(trx, { id: newRefundId(), payment_id: payment.id, amount, reason: input.reason ?? null, connector_refund_id: result.transactionId, created_at: now });
-      }
-      const after = await getPayment(trx, actor, payment.id, "payment_id");
-      await recordEvent(trx, { merchantId: actor.merchantId, mode: actor.mode, type: rule.event, paymentId: payment.id, data: { ...after } });
-      return after;
-    });
-    app.webhooks.kick();
-    return updated;
+  const first = await readPayment(app, actor, input.payment_id);
+  const account = await selectAccountForFollowOn(app.db, actor, first.connector_account_id, { body: input.connector_account, header: ctx.headerSelector });
+  const prepared = await prepareCall(app, actor, account);
+  const reference = processorReference(actor, ctx.idempotencyKey, operation);
+  const { row, payment, amount } = await claim(app, actor, operation, input, reference, first);
+
+  const result = await call(app, operation, prepared, {
+    transactionId: payment.connector_transaction_id ?? "",
+    amount,
+    currency: payment.currency,
+    reference,
+    paymentId: payment.id,
   });
+  throwIfUncertain(result, payment.id);
+  if (result.outcome === "declined") {
+    throw new ApiError(502, "connector_error", result.message, { connector_code: result.code, payment_id: payment.id });
+  }
+  const rule = FOLLOW_ONS[operation];
+  const now = isoNow();
+  const status = rule.to(amount, operation === "refund" ? row.amount_captured : amount, row.amount_refunded);
+  const updated = await ctx.unit.commit(async (trx) => {
+    const settled = await settleClaim(trx, payment.id, reference, {
+      status,
+      updatedAt: now,
+      ...(operation === "capture" && { amountCaptured: amount }),
+      ...(operation === "refund" && { refundAmount: amount }),
+    });
+    if (!settled) {
+      // Only possible if this call outlived its lease by a minute; a retry with the same key re-asks the processor with the same reference.
+      app.log.error({ payment_id: payment.id, operation }, "follow-on answered after its claim expired; nothing recorded");
+      throw errors.internal();
+    }
+    if (operation === "refund") {
+      await insertRefund(trx, { id: newRefundId(), payment_id: payment.id, amount, reason: input.reason ?? null, connector_refund_id: result.transactionId, created_at: now });
+    }
+    const after = await getPayment(trx, actor, payment.id, "payment_id");
+    await recordEvent(trx, { merchantId: actor.merchantId, mode: actor.mode, type: rule.event, paymentId: payment.id, data: { ...after } });
+    return after;
+  });
+  app.webhooks.kick();
+  return updated;
 }

@@ -7,13 +7,13 @@ import type { Actor } from "../keys/actor";
 import { toPage, type ListPage, type ListParams } from "../pagination";
 import { toPayment, type Payment } from "./payment";
 
-const notFound = (id: string, param: string) =>
+export const paymentNotFound = (id: string, param: string) =>
   new ApiError(404, "payment_intent_not_found", `No such payment: ${id}.`, { param });
 
 /** The caller's payment in the caller's mode; anything else is 404 (spec: "or belongs to another environment"). */
 export async function getPayment(db: Db, actor: Actor, id: string, param = "id"): Promise<Payment> {
   const row = await findPayment(db, actor.merchantId, actor.mode, id);
-  if (!row) throw notFound(id, param);
+  if (!row) throw paymentNotFound(id, param);
   return toPayment(row, row.account_short_id, await refundsOf(db, [row.id]));
 }
 
@@ -33,7 +33,7 @@ export async function listPayments(db: Db, actor: Actor, params: ListParams, que
     created_lte: query.get("created_lte") ?? undefined,
   });
   const after = params.startingAfter === undefined ? undefined : await findPayment(db, actor.merchantId, actor.mode, params.startingAfter);
-  if (params.startingAfter !== undefined && !after) throw notFound(params.startingAfter, "starting_after");
+  if (params.startingAfter !== undefined && !after) throw paymentNotFound(params.startingAfter, "starting_after");
   const rows = await listPaymentRows(db, actor.merchantId, actor.mode, params.limit, {
     ...(filter.status && { status: filter.status }),
     ...(filter.created_gte && { createdGte: toUtc(filter.created_gte) }),

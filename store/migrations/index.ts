@@ -1,5 +1,6 @@
 import type { Migration, MigrationProvider } from "kysely";
 import { initMigration } from "./001_init";
+import { followOnClaimsMigration } from "./002_follow_on_claims";
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so they are
@@ -7,6 +8,7 @@ import { initMigration } from "./001_init";
  */
 const MIGRATIONS: Record<string, Migration> = {
   "001_init": initMigration,
+  "002_follow_on_claims": followOnClaimsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

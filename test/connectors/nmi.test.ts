@@ -4,20 +4,25 @@ import { nmiConnector } from "../../server/connectors/nmi";
 import { ccexp, chargeParams, findEarlierAttempt, nmiDeclineCode, readTransactAnswer, refundParams } from "../../server/connectors/nmi/wire";
 import { TEST_CARDS, type RecordedRequest } from "../fakes/http-fake";
 import { QUERY_PATH, TRANSACT_PATH, startNmiFake, type NmiFake } from "../fakes/nmi-fake";
-import { approvedId, requestBuilders } from "./requests";
+import { approvedId, requestBuilders, storeInDoubt } from "./requests";
 
 const SECURITY_KEY = "6457Thfj624V5r7WUwc5v6a68Zsd6YEm";
 
 let fake: NmiFake;
 const { charge, followOn } = requestBuilders("nmi");
 
+let ledger: Awaited<ReturnType<typeof storeInDoubt>>;
 beforeAll(async () => {
+  ledger = await storeInDoubt("nmi");
   fake = await startNmiFake();
 });
-afterAll(() => fake.close());
+afterAll(async () => {
+  await fake.close();
+  await ledger.close();
+});
 
 function ctx(timeoutMs = 5_000): CallContext {
-  return { credential: nmiConnector.parseCredential(SECURITY_KEY), baseUrl: fake.baseUrl, timeoutMs };
+  return { credential: nmiConnector.parseCredential(SECURITY_KEY), baseUrl: fake.baseUrl, timeoutMs, inDoubt: ledger.inDoubt };
 }
 
 const isTransact = (request: RecordedRequest) => request.path === TRANSACT_PATH;

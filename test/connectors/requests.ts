@@ -1,4 +1,9 @@
-import type { ChargeRequest, ConnectorResult, FollowOnRequest } from "../../server/connectors/connector";
+import { rmSync } from "node:fs";
+import type { ChargeRequest, ConnectorId, ConnectorResult, FollowOnRequest, InDoubtReferences } from "../../server/connectors/connector";
+import { inDoubtReferences } from "../../server/payments/connector-call";
+import { migrate, openStore } from "../../store/database";
+import { GroupCommit } from "../../store/group-commit";
+import { freshDataDir } from "../support/harness";
 import { TEST_CARDS } from "../fakes/http-fake";
 
 /**
@@ -27,4 +32,18 @@ export function requestBuilders(processor: string) {
 export function approvedId(result: ConnectorResult): string {
   if (result.outcome !== "approved") throw new Error(`expected approval, got ${JSON.stringify(result)}`);
   return result.transactionId;
+}
+
+/** The connector's in-doubt references in a real store of their own (a fresh data dir), as the server keeps them. */
+export async function storeInDoubt(connectorId: ConnectorId): Promise<{ inDoubt: InDoubtReferences; close(): Promise<void> }> {
+  const dataDir = freshDataDir();
+  const store = openStore(dataDir);
+  await migrate(store.db);
+  return {
+    inDoubt: inDoubtReferences(new GroupCommit(store.db), connectorId),
+    async close() {
+      await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }

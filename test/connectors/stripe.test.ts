@@ -4,7 +4,7 @@ import { stripeConnector } from "../../server/connectors/stripe";
 import { paymentIntentParams, readIntentAnswer, readRefundAnswer, stripeDeclineCode, toStripeAmount } from "../../server/connectors/stripe/wire";
 import { TEST_CARDS, startFakeServer } from "../fakes/http-fake";
 import { startStripeFake, type StripeFake } from "../fakes/stripe-fake";
-import { approvedId, requestBuilders } from "./requests";
+import { approvedId, requestBuilders, storeInDoubt } from "./requests";
 
 const API_KEY = "sk_test_51FakeKeyForPaygateTests";
 const SECRET = JSON.stringify({ api_key: API_KEY, webhook_secret: "whsec_fakeWebhookSecret" });
@@ -12,13 +12,18 @@ const SECRET = JSON.stringify({ api_key: API_KEY, webhook_secret: "whsec_fakeWeb
 let fake: StripeFake;
 const { charge, followOn } = requestBuilders("stripe");
 
+let ledger: Awaited<ReturnType<typeof storeInDoubt>>;
 beforeAll(async () => {
+  ledger = await storeInDoubt("stripe");
   fake = await startStripeFake();
 });
-afterAll(() => fake.close());
+afterAll(async () => {
+  await fake.close();
+  await ledger.close();
+});
 
 function ctx(timeoutMs = 5_000, baseUrl = fake.baseUrl): CallContext {
-  return { credential: stripeConnector.parseCredential(SECRET), baseUrl, timeoutMs };
+  return { credential: stripeConnector.parseCredential(SECRET), baseUrl, timeoutMs, inDoubt: ledger.inDoubt };
 }
 
 describe("stripe connector against the fake", () => {

@@ -4,20 +4,25 @@ import { tsysConnector } from "../../server/connectors/tsys";
 import { chargeRequest, expirationDate, followOnRequest, readAnswer, tsysDeclineCode, voidRequest } from "../../server/connectors/tsys/wire";
 import { TEST_CARDS } from "../fakes/http-fake";
 import { TRANSIT_PATH, startTsysFake, type TsysFake } from "../fakes/tsys-fake";
-import { approvedId, requestBuilders } from "./requests";
+import { approvedId, requestBuilders, storeInDoubt } from "./requests";
 
 const SECRET = JSON.stringify({ device_id: "88500000322601", transaction_key: "TXNKEYSECRET0123456789" });
 
 let fake: TsysFake;
 const { charge, followOn } = requestBuilders("tsys");
 
+let ledger: Awaited<ReturnType<typeof storeInDoubt>>;
 beforeAll(async () => {
+  ledger = await storeInDoubt("tsys");
   fake = await startTsysFake();
 });
-afterAll(() => fake.close());
+afterAll(async () => {
+  await fake.close();
+  await ledger.close();
+});
 
 function ctx(timeoutMs = 5_000): CallContext {
-  return { credential: tsysConnector.parseCredential(SECRET), baseUrl: fake.baseUrl, timeoutMs };
+  return { credential: tsysConnector.parseCredential(SECRET), baseUrl: fake.baseUrl, timeoutMs, inDoubt: ledger.inDoubt };
 }
 
 function lastBody(): Record<string, unknown> {

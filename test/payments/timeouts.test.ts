@@ -50,4 +50,28 @@ describe("connector timeouts", () => {
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(stripe.charges).toHaveLength(1);
   });
+  it("keeps a follow-on whose answer was lost in doubt: other follow-ons wait, its own retry settles it", async () => {
+    const token = await client.token("5555555555554444");
+    const sold = await (await client.sale({ amount: 1000, gateway_token: token })).json();
+    stripe.failNext("hang", 1);
+    const lost = await client.refund({ payment_id: sold.id, amount: 700 }, { "idempotency-key": "lost-refund" });
+    expect(lost.status).toBe(504);
+
+    // Another refund must not run while 700 may already be refunded: 700 + 400 > 1000.
+    const other = await client.refund({ payment_id: sold.id, amount: 400 }, { "idempotency-key": "other-refund" });
+    expect(other.status).toBe(409);
+    expect(other.headers.get("retry-after")).not.toBeNull();
+    expect((await other.json()).error).toMatchObject({ code: "conflict", payment_id: sold.id });
+    expect(stripe.refunds.filter((refund) => refund.paymentIntent === sold.connector_transaction_id)).toHaveLength(1);
+
+    const retried = await client.refund({ payment_id: sold.id, amount: 700 }, { "idempotency-key": "lost-refund" });
+    expect(retried.status).toBe(200);
+    expect(await retried.json()).toMatchObject({ status: "partially_refunded", amount_refunded: 700 });
+
+    // The 409 was not kept: the same key now gets the real answer, the amount check.
+    const again = await client.refund({ payment_id: sold.id, amount: 400 }, { "idempotency-key": "other-refund" });
+    expect(again.status).toBe(400);
+    expect((await again.json()).error.code).toBe("amount_too_large");
+    expect(stripe.refunds.filter((refund) => refund.paymentIntent === sold.connector_transaction_id)).toEqual([expect.objectContaining({ amount: 700 })]);
+  });
 });

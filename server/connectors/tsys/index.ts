@@ -1,10 +1,12 @@
 /**
  * TSYS TransIT. TransIT has no idempotency key and no documented look-up by our
  * reference (SearchTransaction needs the transactionID, which a lost answer never gave us).
- * So when an Auth, Sale or Return times out, the reference is remembered as "in doubt" and
- * a retry with it answers `timeout` again instead of re-sending: the outcome stays unknown
- * until someone reconciles it in TransIT (orderNumber = reference), but the card is never
- * charged or refunded twice by this process.
+ * So an Auth, Sale or Return reference is recorded in the database before it is sent and
+ * cleared once TransIT answers; one left unanswered (a timeout, a dropped connection, a
+ * crash) stays "in doubt", and a retry with it answers `timeout` again instead of
+ * re-sending: the outcome stays unknown until someone reconciles it in TransIT
+ * (orderNumber = reference), but the card is never charged or refunded twice, by any
+ * process, across restarts.
  */
 import type { CallContext, Connector, ConnectorResult } from "../connector";
 import { TIMEOUT, deadline, httpCall, joinUrl, processorError } from "../http-call";
@@ -23,18 +25,6 @@ import {
 
 /** How long an unanswered reference blocks re-sends; beyond a day a retry is a new intent. */
 const IN_DOUBT_MS = 24 * 60 * 60 * 1000;
-const inDoubt = new Map<string, number>();
-
-function isInDoubt(reference: string): boolean {
-  const until = inDoubt.get(reference);
-  return until !== undefined && until > Date.now();
-}
-
-function markInDoubt(reference: string): void {
-  const now = Date.now();
-  for (const [key, until] of inDoubt) if (until <= now) inDoubt.delete(key);
-  inDoubt.set(reference, now + IN_DOUBT_MS);
-}
 
 async function send(ctx: CallContext, kind: TsysTransaction, request: TsysRequest): Promise<ConnectorResult> {
   const outcome = await httpCall(
@@ -51,9 +41,9 @@ async function send(ctx: CallContext, kind: TsysTransaction, request: TsysReques
 
 /** For money-moving calls: never re-send a reference whose earlier attempt went unanswered. */
 async function sendOnce(ctx: CallContext, kind: TsysTransaction, request: TsysRequest, reference: string): Promise<ConnectorResult> {
-  if (isInDoubt(reference)) return TIMEOUT;
+  if (!(await ctx.inDoubt.begin(reference, IN_DOUBT_MS))) return TIMEOUT;
   const result = await send(ctx, kind, request);
-  if (result.outcome === "timeout") markInDoubt(reference);
+  if (result.outcome !== "timeout") await ctx.inDoubt.answered(reference);
   return result;
 }
 

@@ -1,0 +1,50 @@
+/**
+ * A reused Idempotency-Key never reaches the processor a second time: not through
+ * another spelling of the path, not after its record expired. Live mode against the
+ * Stripe fake, which records every request.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { purgeExpiredIdempotencyKeys } from "../../store/idempotency";
+import { startStripeFake, type StripeFake } from "../fakes/stripe-fake";
+import { bootServer, type TestServer } from "../support/harness";
+import { liveMerchant } from "./live-account";
+
+describe("a reused Idempotency-Key on a new payment", () => {
+  let stripe: StripeFake;
+  let server: TestServer;
+  let shop: Awaited<ReturnType<typeof liveMerchant>>;
+  beforeAll(async () => {
+    stripe = await startStripeFake();
+    server = await bootServer({ env: { PAYGATE_STRIPE_BASE_URL: stripe.baseUrl } });
+    shop = await liveMerchant(server, "stripe");
+  });
+  afterAll(async () => {
+    await server.stop();
+    await stripe.close();
+  });
+
+  it("with a trailing slash shares the key's scope: replayed, not charged again", async () => {
+    const first = await shop.client.sale({ amount: 2500, gateway_token: shop.token }, { "idempotency-key": "slash-key" });
+    expect(first.status).toBe(201);
+    const sent = stripe.requests.length;
+
+    const again = await shop.client.post("/v1/payments/sale/", { currency: "usd", amount: 2500, gateway_token: shop.token }, { "idempotency-key": "slash-key" });
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect((await again.json()).id).toBe((await first.json()).id);
+    expect(stripe.requests.length).toBe(sent);
+  });
+
+  it("after its record expired answers 409 idempotency_key_reused without asking the processor", async () => {
+    const first = await shop.client.sale({ amount: 2600, gateway_token: shop.token }, { "idempotency-key": "expiring-key" });
+    expect(first.status).toBe(201);
+    await server.app.db.updateTable("idempotency_keys").set({ expires_at: 0 }).where("key", "=", "expiring-key").execute();
+    expect(await purgeExpiredIdempotencyKeys(server.app.db, Date.now())).toBe(1);
+    const sent = stripe.requests.length;
+
+    const reused = await shop.client.sale({ amount: 2600, gateway_token: shop.token }, { "idempotency-key": "expiring-key" });
+    expect(reused.status).toBe(409);
+    expect((await reused.json()).error.code).toBe("idempotency_key_reused");
+    expect(stripe.requests.length).toBe(sent);
+  });
+});
