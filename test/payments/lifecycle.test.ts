@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth, seedMerchant } from "../support/seed";
 import { CARDS, paymentsClient, seedSandboxMerchant } from "../support/payments";
+import { putSecret } from "../../server/secrets/secret-store";
 
 describe("payments over HTTP (sandbox)", () => {
   let server: TestServer;
@@ -256,6 +257,28 @@ describe("payments over HTTP (sandbox)", () => {
     const orphan = await c.capture({ payment_id: viaDefault.id });
     expect(orphan.status).toBe(409);
     expect((await orphan.json()).error.code).toBe("conflict");
+  });
+
+  it("routes a test key with no routing to mock: a test stripe account needs connector stripe (sandbox rule 3)", async () => {
+    const m = await seedSandboxMerchant(server, "Sandbox routing");
+    const c = paymentsClient(server, m.secret);
+    const token = await c.token();
+    await putSecret(server.app, `sandbox-routing/${m.merchant.short_id}`, JSON.stringify({ api_key: "sk_test_x", webhook_secret: "whsec_x" }));
+    const stripe = await (
+      await server.request(`/admin/merchants/${m.merchant.id}/connector-accounts`, {
+        method: "POST",
+        headers: auth(m.admin),
+        json: { connector_id: "stripe", mode: "test", key_kind: "api_key", label: "stripe", credential_ref: `secret://sandbox-routing/${m.merchant.short_id}` },
+      })
+    ).json();
+    const named = await c.sale({ amount: 100, gateway_token: token, connector_account: stripe.short_id });
+    expect(named.status).toBe(409);
+    expect((await named.json()).error).toMatchObject({ type: "invalid_request_error", code: "connector_account_mismatch", param: "connector_account" });
+    const routed = await c.sale({ amount: 100, gateway_token: token, connector: "stripe", connector_account: stripe.short_id });
+    expect(routed.status).toBe(201);
+    expect(await routed.json()).toMatchObject({ connector_id: "stripe", connector_account_short_id: stripe.short_id });
+    const unnamed = await (await c.sale({ amount: 100, gateway_token: token })).json();
+    expect(unnamed).toMatchObject({ connector_id: "mock", connector_account_short_id: m.accountShortId });
   });
 
   it("replays a decline without asking the processor again", async () => {
