@@ -167,6 +167,19 @@ describe("webhook endpoints API", () => {
     expect((await res.json()).error.code).toBe("insufficient_permissions");
   });
 
+  it("caps endpoints at 16 per merchant and mode with 400 webhook_endpoint_limit_reached", async () => {
+    const capped = await seedMerchant(server, "Capped Merchant");
+    const ids: string[] = [];
+    for (let i = 0; i < 16; i++) ids.push((await createEndpoint(server, capped.secret, { url: `https://example.com/cap/${i}`, event_types: ["*"] })).id);
+    const over = await post(capped.secret, { url: "https://example.com/cap/16", event_types: ["*"] });
+    expect(over.status).toBe(400);
+    expect((await over.json()).error).toMatchObject({ type: "invalid_request_error", code: "webhook_endpoint_limit_reached", message: expect.stringMatching(/16/) });
+    const liveKey = await server.request(`/admin/merchants/${capped.merchant.id}/api-keys`, { method: "POST", headers: auth(capped.admin), json: { name: "live", mode: "live" } });
+    expect((await post((await liveKey.json()).key, { url: "https://example.com/cap/live", event_types: ["*"] })).status).toBe(201);
+    await server.request(`/v1/webhook_endpoints/${ids[0]}`, { method: "DELETE", headers: auth(capped.secret) });
+    expect((await post(capped.secret, { url: "https://example.com/cap/again", event_types: ["*"] })).status).toBe(201);
+  });
+
   it("pages the list newest first", async () => {
     const merchant = await seedMerchant(server, "Paging Merchant");
     const ids: string[] = [];
