@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallContext, ChargeRequest } from "../../server/connectors/connector";
 import { nmiConnector } from "../../server/connectors/nmi";
-import { ccexp, chargeParams, findEarlierAttempt, nmiDeclineCode, readTransactAnswer, refundParams } from "../../server/connectors/nmi/wire";
+import { ccexp, chargeParams, findEarlierAttempt, nmiDeclineCode, readTransactAnswer, refundOrderId, refundParams } from "../../server/connectors/nmi/wire";
 import { TEST_CARDS, type RecordedRequest } from "../fakes/http-fake";
 import { QUERY_PATH, TRANSACT_PATH, startNmiFake, type NmiFake } from "../fakes/nmi-fake";
 import { approvedId, requestBuilders } from "./requests";
@@ -77,8 +77,8 @@ describe("nmi connector against the fake", () => {
     const refund = followOn(saleId, 400);
     const refundId = approvedId(await nmiConnector.refund(refund, ctx()));
     expect(refundId).not.toBe(saleId);
-    expect(fake.requests.at(-2)?.body).toEqual({ security_key: SECURITY_KEY, order_id: refund.reference });
-    expect(fake.requests.at(-1)?.body).toEqual({ security_key: SECURITY_KEY, type: "refund", transactionid: saleId, amount: "4.00", orderid: refund.reference });
+    expect(fake.requests.at(-2)?.body).toEqual({ security_key: SECURITY_KEY, order_id: refundOrderId(refund) });
+    expect(fake.requests.at(-1)?.body).toEqual({ security_key: SECURITY_KEY, type: "refund", transactionid: saleId, amount: "4.00", orderid: refundOrderId(refund) });
     expect(fake.charges.find((transaction) => transaction.transactionId === saleId)?.refundedAmount).toBe(4000);
   });
 
@@ -107,8 +107,20 @@ describe("nmi connector against the fake", () => {
     fake.failNext("hang", 1, isTransact);
     expect(await nmiConnector.refund(refund, ctx(150))).toEqual({ outcome: "timeout" });
     const refundId = approvedId(await nmiConnector.refund(refund, ctx()));
-    expect(fake.transactions.find((transaction) => transaction.orderId === refund.reference)?.transactionId).toBe(refundId);
+    expect(fake.transactions.find((transaction) => transaction.orderId === refundOrderId(refund))?.transactionId).toBe(refundId);
     expect(fake.charges.find((transaction) => transaction.transactionId === saleId)?.refundedAmount).toBe(3000);
+  });
+
+  it("refunds another payment under a reused reference instead of answering the first payment's refund", async () => {
+    const firstSale = approvedId(await nmiConnector.authorize(charge({ amount: 1000, capture: true }), ctx()));
+    const secondSale = approvedId(await nmiConnector.authorize(charge({ amount: 1000, capture: true }), ctx()));
+    // Same Idempotency-Key (so the same reference) after its record expired, another payment.
+    const first = { ...followOn(firstSale, 300), reference: "ref-nmi-reused", paymentId: "pay_nmi_first" };
+    const second = { ...followOn(secondSale, 300), reference: "ref-nmi-reused", paymentId: "pay_nmi_second" };
+    const firstRefund = approvedId(await nmiConnector.refund(first, ctx()));
+    const secondRefund = approvedId(await nmiConnector.refund(second, ctx()));
+    expect(secondRefund).not.toBe(firstRefund);
+    expect(fake.charges.find((transaction) => transaction.transactionId === secondSale)?.refundedAmount).toBe(3000);
   });
 
   it("does not charge when the look-up fails or times out", async () => {
