@@ -5,6 +5,7 @@ import { ccexp, chargeParams, findEarlierAttempt, nmiDeclineCode, readTransactAn
 import { TEST_CARDS, type RecordedRequest } from "../fakes/http-fake";
 import { QUERY_PATH, TRANSACT_PATH, startNmiFake, type NmiFake } from "../fakes/nmi-fake";
 import { approvedId, requestBuilders } from "./requests";
+import { futureExpiry } from "../support/expiry";
 
 const SECURITY_KEY = "6457Thfj624V5r7WUwc5v6a68Zsd6YEm";
 
@@ -39,7 +40,7 @@ describe("nmi connector against the fake", () => {
       amount: "10.50",
       currency: "USD",
       ccnumber: TEST_CARDS.approve,
-      ccexp: "0431",
+      ccexp: `04${String(futureExpiry().exp_year % 100).padStart(2, "0")}`,
       orderid: req.reference,
     });
 
@@ -60,13 +61,13 @@ describe("nmi connector against the fake", () => {
     ["expired_card", TEST_CARDS.expired_card],
     ["incorrect_cvc", TEST_CARDS.incorrect_cvc],
   ])("reports a %s decline", async (code, number) => {
-    const result = await nmiConnector.authorize(charge({ card: { number, expMonth: 4, expYear: 2031 } }), ctx());
+    const result = await nmiConnector.authorize(charge({ card: { number, expMonth: 4, expYear: futureExpiry().exp_year } }), ctx());
     expect(result).toMatchObject({ outcome: "declined", code });
     expect(JSON.stringify(result)).not.toContain(number);
   });
 
   it("re-sends after a decline: only successful attempts stop a charge", async () => {
-    const req = charge({ card: { number: TEST_CARDS.insufficient_funds, expMonth: 4, expYear: 2031 } });
+    const req = charge({ card: { number: TEST_CARDS.insufficient_funds, expMonth: 4, expYear: futureExpiry().exp_year } });
     await nmiConnector.authorize(req, ctx());
     expect(await nmiConnector.authorize(req, ctx())).toMatchObject({ outcome: "declined", code: "insufficient_funds" });
     expect(fake.transactions.filter((transaction) => transaction.orderId === req.reference)).toHaveLength(2);

@@ -14,6 +14,7 @@ import { runCli } from "../support/cli";
 import { bootServer, type TestResponse, type TestServer } from "../support/harness";
 import { paymentsClient } from "../support/payments";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
+import { futureExpiry } from "../support/expiry";
 
 /** A charge as the fake keeps it, in paygate's minor units. */
 export interface FakeCharge {
@@ -101,7 +102,7 @@ export function useLiveServer<F extends FakeServer>(processor: LiveProcessor<F>)
     ctx.accountShortId = account.short_id;
     ctx.client = paymentsClient(ctx.server, ctx.merchant.secret);
     ctx.token = async (number = LIVE_CARD) => {
-      const res = await ctx.client.post("/v1/tokens", { card: { number, exp_month: 11, exp_year: new Date().getUTCFullYear() + 3, cvc: CVC } });
+      const res = await ctx.client.post("/v1/tokens", { card: { number, exp_month: 11, exp_year: futureExpiry().exp_year, cvc: CVC } });
       const body = await res.json();
       expect(res.status, JSON.stringify(body)).toBe(201);
       expect(body.token).toMatch(/^tok_live_/);

@@ -4,11 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
 import { CARDS } from "../support/payments";
+import { futureExpiry } from "../support/expiry";
 
 describe("tokenization", () => {
   let server: TestServer;
   let m: SeededMerchant;
-  const year = new Date().getUTCFullYear() + 3;
+  const year = futureExpiry().exp_year;
   beforeAll(async () => {
     server = await bootServer();
     m = await seedMerchant(server);
@@ -43,14 +44,14 @@ describe("tokenization", () => {
   });
 
   it.each([
-    [{ number: "4242424242424241", exp_month: 1, exp_year: 2030, cvc: "123" }, "card[number]"],
-    [{ number: "42424242", exp_month: 1, exp_year: 2030, cvc: "123" }, "card[number]"],
-    [{ number: "4242x42424242424", exp_month: 1, exp_year: 2030, cvc: "123" }, "card[number]"],
-    [{ number: "4242424242424242", exp_month: 13, exp_year: 2030, cvc: "123" }, "card[exp_month]"],
+    [{ number: "4242424242424241", exp_month: 1, exp_year: year, cvc: "123" }, "card[number]"],
+    [{ number: "42424242", exp_month: 1, exp_year: year, cvc: "123" }, "card[number]"],
+    [{ number: "4242x42424242424", exp_month: 1, exp_year: year, cvc: "123" }, "card[number]"],
+    [{ number: "4242424242424242", exp_month: 13, exp_year: year, cvc: "123" }, "card[exp_month]"],
     [{ number: "4242424242424242", exp_month: 1, exp_year: 2001, cvc: "123" }, "card[exp_year]"],
-    [{ number: "4242424242424242", exp_month: 1, exp_year: 2030, cvc: "12" }, "card[cvc]"],
-    [{ number: "4242424242424242", exp_month: 1, exp_year: 2030, cvc: "1234" }, "card[cvc]"],
-    [{ number: "4242424242424242", exp_month: 1, exp_year: 2030, cvc: "123", zip: "941" }, "card[zip]"],
+    [{ number: "4242424242424242", exp_month: 1, exp_year: year, cvc: "12" }, "card[cvc]"],
+    [{ number: "4242424242424242", exp_month: 1, exp_year: year, cvc: "1234" }, "card[cvc]"],
+    [{ number: "4242424242424242", exp_month: 1, exp_year: year, cvc: "123", zip: "941" }, "card[zip]"],
   ])("refuses %o naming %s", async (card, param) => {
     const res = await tokenize(card);
     expect(res.status).toBe(400);
