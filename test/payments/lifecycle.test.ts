@@ -232,6 +232,44 @@ describe("payments over HTTP (sandbox)", () => {
     expect((await res.json()).error).toMatchObject({ type: "invalid_request_error", code: "connector_account_required", param: "connector_account" });
   });
 
+  it("lists available_accounts in the envelope only for several accounts and no default", async () => {
+    const m = await seedMerchant(server, "Undecided");
+    const c = paymentsClient(server, m.secret);
+    const token = await c.token();
+    const required = async () => {
+      const res = await c.sale({ amount: 100, gateway_token: token });
+      expect(res.status).toBe(400);
+      const { error } = await res.json();
+      expect(error).toMatchObject({ type: "invalid_request_error", code: "connector_account_required", param: "connector_account" });
+      return error;
+    };
+    expect(await required()).not.toHaveProperty("available_accounts");
+
+    const base = `/admin/merchants/${m.merchant.id}/connector-accounts`;
+    await putSecret(server.app, `undecided/${m.merchant.short_id}`, "mock-credential");
+    const create = async (label: string) =>
+      (
+        await server.request(base, {
+          method: "POST",
+          headers: auth(m.admin),
+          json: { connector_id: "mock", mode: "test", key_kind: "api_key", label, credential_ref: `secret://undecided/${m.merchant.short_id}` },
+        })
+      ).json();
+    const a = await create("a");
+    const b = await create("b");
+    const error = await required();
+    expect(error.available_accounts).toEqual(
+      expect.arrayContaining([
+        { short_id: a.short_id, connector_id: "mock", mode: "test", key_kind: "api_key", label: "a", is_default: false },
+        { short_id: b.short_id, connector_id: "mock", mode: "test", key_kind: "api_key", label: "b", is_default: false },
+      ]),
+    );
+    expect(error.available_accounts).toHaveLength(2);
+
+    await server.request(`${base}/${b.short_id}`, { method: "PATCH", headers: auth(m.admin), json: { is_default: true } });
+    expect((await c.sale({ amount: 100, gateway_token: token })).status).toBe(201);
+  });
+
   it("applies the selector rules to charges and follow-ons", async () => {
     const m = await seedSandboxMerchant(server, "Selectors");
     const c = paymentsClient(server, m.secret);
