@@ -1,10 +1,11 @@
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { putSecret, resolveCredential } from "../../server/secrets/secret-store";
 import { bootServer, type TestServer } from "../support/harness";
 import { runCli } from "../support/cli";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
+import { expectStored, rawDatabaseFiles } from "../support/raw-files";
 
 const STRIPE_SECRET = JSON.stringify({ api_key: "sk_live_VERYSECRETSTRIPEKEY", webhook_secret: "whsec_VERYSECRETHOOK" });
 
@@ -175,8 +176,8 @@ describe("connector accounts admin API", () => {
 
   it("keeps secret values out of the database files and the log", async () => {
     await server.app.auth.flushLastUsed();
-    const files = readdirSync(server.dataDir).filter((f) => f.startsWith("paygate.db"));
-    const contents = files.map((f) => readFileSync(join(server.dataDir, f)).toString("latin1")).join("") + server.readLog();
+    const contents = rawDatabaseFiles(server.dataDir) + server.readLog();
+    expectStored(contents, "secret://acme/stripe", "acme/mock");
     expect(contents).not.toContain("VERYSECRET");
     expect(contents).not.toContain("ROTATED");
     expect(contents).not.toContain("mock-credential");

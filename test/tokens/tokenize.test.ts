@@ -1,10 +1,9 @@
-import { readFileSync, readdirSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
 import { CARDS } from "../support/payments";
 import { futureExpiry } from "../support/expiry";
+import { expectStored, rawDatabaseFiles } from "../support/raw-files";
 
 describe("tokenization", () => {
   let server: TestServer;
@@ -66,11 +65,11 @@ describe("tokenization", () => {
   });
 
   it("never stores or logs the card number or the CVC", async () => {
-    await tokenize({ number: "4000 0000 0000 9995", exp_month: 2, exp_year: year, cvc: "468" });
-    await tokenize({ number: "4242424242424242", exp_month: 2, exp_year: year, cvc: "135" });
+    const first = await (await tokenize({ number: "4000 0000 0000 9995", exp_month: 2, exp_year: year, cvc: "468" })).json();
+    const second = await (await tokenize({ number: "4242424242424242", exp_month: 2, exp_year: year, cvc: "135" })).json();
     await tokenize({ number: "4242424242424241", exp_month: 2, exp_year: year, cvc: "246" });
-    const files = readdirSync(server.dataDir).filter((f) => f.startsWith("paygate.db"));
-    const stored = files.map((f) => readFileSync(join(server.dataDir, f)).toString("latin1")).join("");
+    const stored = rawDatabaseFiles(server.dataDir);
+    expectStored(stored, first.token, second.token);
     const everything = stored + server.readLog();
     for (const pan of Object.values(CARDS)) expect(everything).not.toContain(pan);
     expect(everything).not.toContain("4242424242424241");

@@ -1,9 +1,8 @@
-import { readFileSync, readdirSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
 import { createEndpoint } from "./support";
+import { expectStored, rawDatabaseFiles } from "../support/raw-files";
 
 describe("webhook endpoints API", () => {
   let server: TestServer;
@@ -202,8 +201,8 @@ describe("webhook endpoints API", () => {
     expect(rotated.secret).not.toBe(endpoint.secret);
 
     const secrets = [endpoint.secret, rotated.secret];
-    const files = readdirSync(server.dataDir).filter((f) => f.startsWith("paygate.db"));
-    const contents = files.map((f) => readFileSync(join(server.dataDir, f)).toString("latin1")).join("") + server.readLog();
+    const contents = rawDatabaseFiles(server.dataDir) + server.readLog();
+    expectStored(contents, endpoint.id, "https://example.com/rot");
     for (const secret of secrets) {
       expect(contents).not.toContain(secret);
       expect(contents).not.toContain(secret.slice("whsec_".length));
