@@ -4,6 +4,7 @@ import { claimIdempotencyKey, completeIdempotencyKey } from "../../store/idempot
 import { migrate, openStore } from "../../store/database";
 import { bootServer, freshDataDir, type TestServer } from "../support/harness";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
+import { expectError } from "../support/errors";
 
 describe("idempotency over HTTP", () => {
   let server: TestServer;
@@ -77,7 +78,7 @@ describe("idempotency over HTTP", () => {
 
   it("does not store a 400 validation error: the key can be retried with a fixed body", async () => {
     const bad = await server.request("/admin/merchants", { method: "POST", headers: auth(m.admin, "fixable-1"), json: { name: "" } });
-    expect(bad.status).toBe(400);
+    await expectError(bad, 400, "parameter_invalid");
     const good = await createMerchant(m.admin, "fixable-1", "Fixed");
     expect(good.status).toBe(201);
     expect(good.headers.get("idempotent-replayed")).toBeNull();

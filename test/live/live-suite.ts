@@ -15,6 +15,7 @@ import { bootServer, type TestResponse, type TestServer } from "../support/harne
 import { paymentsClient } from "../support/payments";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
 import { futureExpiry } from "../support/expiry";
+import { expectError } from "../support/errors";
 
 /** A charge as the fake keeps it, in paygate's minor units. */
 export interface FakeCharge {
@@ -239,7 +240,7 @@ export function describeLiveProcessor<F extends FakeServer>(processor: LiveProce
       expect(sent).toHaveLength(processor.timeoutRetry === "replayed" ? 2 : 1);
       if (sent.length === 2) expect(sent[1]?.raw).toBe(sent[0]?.raw); // the identical request, so the processor can replay it
       if (processor.timeoutRetry === "in_doubt") {
-        expect(retry.status).toBe(504);
+        await expectError(retry, 504, "connector_timeout");
         expect(await paymentCount()).toBe(stored);
         return;
       }

@@ -3,6 +3,7 @@ import { bootServer, type TestServer } from "../support/harness";
 import { auth, seedMerchant } from "../support/seed";
 import { CARDS, paymentsClient, seedSandboxMerchant } from "../support/payments";
 import { putSecret } from "../../server/secrets/secret-store";
+import { expectError } from "../support/errors";
 
 describe("payments over HTTP (sandbox)", () => {
   let server: TestServer;
@@ -201,7 +202,7 @@ describe("payments over HTTP (sandbox)", () => {
     const future = await (await lister.list(`?created_gte=${encodeURIComponent("2999-01-01T00:00:00Z")}`)).json();
     expect(future.data).toEqual([]);
     const bad = await lister.list("?status=lost");
-    expect(bad.status).toBe(400);
+    expect(await expectError(bad, 400, "parameter_invalid")).toMatchObject({ param: "status" });
   });
 
   it("hides other merchants' and other modes' payments and tokens behind 404", async () => {
@@ -221,7 +222,7 @@ describe("payments over HTTP (sandbox)", () => {
     expect(live.status).toBe(201);
     const liveKey = await server.request(`/admin/merchants/${shop.merchant.id}/api-keys`, { method: "POST", headers: auth(shop.admin), json: { name: "live", mode: "live" } });
     const liveClient = paymentsClient(server, (await liveKey.json()).key);
-    expect((await liveClient.get(payment.id)).status).toBe(404);
+    await expectError(await liveClient.get(payment.id), 404, "payment_intent_not_found");
   });
 
   it("needs a connector account: 400 connector_account_required without one", async () => {

@@ -3,6 +3,7 @@ import { bootServer, type TestServer } from "../support/harness";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
 import { createEndpoint } from "./support";
 import { expectStored, rawDatabaseFiles } from "../support/raw-files";
+import { expectError } from "../support/errors";
 
 describe("webhook endpoints API", () => {
   let server: TestServer;
@@ -74,8 +75,7 @@ describe("webhook endpoints API", () => {
     }
     for (const url of ["http://10.0.0.8/hooks", "http://169.254.169.254/latest/meta-data", "http://192.168.1.1/"]) {
       const res = await post(m.secret, { url, event_types: ["*"] });
-      expect(res.status, url).toBe(400);
-      expect((await res.json()).error.param).toBe("url");
+      expect(await expectError(res, 400, "parameter_invalid"), url).toMatchObject({ param: "url" });
     }
   });
 
@@ -116,8 +116,8 @@ describe("webhook endpoints API", () => {
     const updated = await res.json();
     expect(updated).toMatchObject({ id: endpoint.id, url: "https://example.com/b", event_types: ["*"], description: null, status: "disabled" });
     expect(updated.secret).toBeUndefined();
-    expect((await patch({ status: "paused" })).status).toBe(400);
-    expect((await patch({ url: "https://user:pw@example.com/" })).status).toBe(400);
+    expect(await expectError(await patch({ status: "paused" }), 400, "parameter_invalid")).toMatchObject({ param: "status" });
+    expect(await expectError(await patch({ url: "https://user:pw@example.com/" }), 400, "parameter_invalid")).toMatchObject({ param: "url" });
     expect((await patch({ status: "enabled" })).status).toBe(200);
     const live2 = await createEndpoint(server, live.secret, { url: "https://example.com/live", event_types: ["*"] });
     const livePatch = await server.request(`/v1/webhook_endpoints/${live2.id}`, {
