@@ -2,6 +2,7 @@ import type { Db } from "./database";
 import { violatesUnique } from "./db-errors";
 import type { ConnectorAccountRow, ConnectorAccountsTable } from "./schema";
 import { UUID_PATTERN } from "../server/ids";
+import { olderThan, type Cursor } from "./keyset";
 
 export async function insertConnectorAccount(db: Db, row: ConnectorAccountsTable): Promise<void> {
   await db.insertInto("connector_accounts").values(row).execute();
@@ -29,10 +30,20 @@ export async function findConnectorAccountById(db: Db, id: string): Promise<Conn
   return db.selectFrom("connector_accounts").selectAll().where("id", "=", id).executeTakeFirst();
 }
 
-export async function listConnectorAccounts(db: Db, merchantId: string, filter: { includeInactive?: boolean; mode?: string } = {}): Promise<ConnectorAccountRow[]> {
+export interface AccountFilter {
+  includeInactive?: boolean;
+  mode?: string;
+  /** A page: at most `limit + 1` rows (so the caller can tell `has_more`), after `after`. */
+  page?: { limit: number; after?: Cursor };
+}
+
+/** Newest first. */
+export async function listConnectorAccounts(db: Db, merchantId: string, filter: AccountFilter = {}): Promise<ConnectorAccountRow[]> {
   let query = db.selectFrom("connector_accounts").selectAll().where("merchant_id", "=", merchantId);
   if (!filter.includeInactive) query = query.where("is_active", "=", 1);
   if (filter.mode) query = query.where("mode", "=", filter.mode as ConnectorAccountRow["mode"]);
+  if (filter.page?.after) query = query.where(olderThan(filter.page.after));
+  if (filter.page) query = query.limit(filter.page.limit + 1);
   return query.orderBy("created_at", "desc").orderBy("id", "desc").execute();
 }
 

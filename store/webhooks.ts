@@ -27,6 +27,18 @@ export async function findEndpoint(db: Db, owner: Owner, id: string): Promise<We
     .executeTakeFirst();
 }
 
+/** How many endpoints the owner has (enabled or disabled, not deleted). */
+export async function countEndpoints(db: Db, owner: Owner): Promise<number> {
+  const row = await db
+    .selectFrom("webhook_endpoints")
+    .select((eb) => eb.fn.countAll<number>().as("count"))
+    .where("merchant_id", "=", owner.merchantId)
+    .where("mode", "=", owner.mode)
+    .where("deleted_at", "is", null)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
 /** Newest first, `limit + 1` rows so the caller can tell `has_more`. */
 export async function listEndpoints(db: Db, owner: Owner, limit: number, after?: WebhookEndpointRow): Promise<WebhookEndpointRow[]> {
   let query = db

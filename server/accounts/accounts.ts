@@ -13,6 +13,7 @@ import { CONNECTORS } from "../connectors/registry";
 import { ApiError, errors } from "../errors";
 import { isoNow, newAccountShortId, newUuid } from "../ids";
 import type { Merchant } from "../merchants/merchants";
+import { toPage, type ListPage, type ListParams } from "../pagination";
 import { parseCredentialRef, resolveCredential, type SecretDeps } from "../secrets/secret-store";
 import { toConnectorAccount, type ConnectorAccount } from "./connector-account";
 
@@ -112,8 +113,19 @@ export async function getConnectorAccount(db: Db, merchant: Merchant, idOrShortI
   return toConnectorAccount(await requireAccount(db, merchant, idOrShortId), merchant.short_id);
 }
 
+/** Every account of the merchant, newest first (the CLI's listing). */
 export async function listMerchantAccounts(db: Db, merchant: Merchant, includeInactive: boolean): Promise<ConnectorAccount[]> {
   return (await listConnectorAccounts(db, merchant.id, { includeInactive })).map((row) => toConnectorAccount(row, merchant.short_id));
+}
+
+/** One page of the merchant's accounts; `starting_after` is an account's UUID or short id. */
+export async function pageMerchantAccounts(db: Db, merchant: Merchant, includeInactive: boolean, params: ListParams): Promise<ListPage<ConnectorAccount>> {
+  const after = params.startingAfter === undefined ? undefined : await findConnectorAccount(db, merchant.id, params.startingAfter);
+  if (params.startingAfter !== undefined && !after) {
+    throw new ApiError(400, "parameter_invalid", `starting_after: no connector account ${params.startingAfter} for this merchant.`, { param: "starting_after" });
+  }
+  const rows = await listConnectorAccounts(db, merchant.id, { includeInactive, page: { limit: params.limit, ...(after && { after }) } });
+  return toPage(rows, params.limit, (row) => toConnectorAccount(row, merchant.short_id));
 }
 
 /** Moves the account to a new secret path, renames it, or (un)sets it as default. */

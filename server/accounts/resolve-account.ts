@@ -8,7 +8,10 @@ export const SHORT_ID_PATTERN = /^ca_[a-z0-9]{10}$/;
 export interface ResolutionRequest {
   /** The calling key's mode (spec rule 3: mode follows the key). */
   mode: Mode;
-  /** Body `connector`, else the merchant's first routing entry, else undefined. */
+  /**
+   * Body `connector`, else the merchant's first routing entry, else undefined (no
+   * routing: the sandbox routes to `mock`, see `routedConnector`).
+   */
   routed: ConnectorId | undefined;
   bodySelector: string | undefined;
   headerSelector: string | undefined;
@@ -17,7 +20,11 @@ export interface ResolutionRequest {
    * through, `null` if it no longer exists. `undefined` for new charges.
    */
   origin?: ConnectorAccount | null;
-  /** Every account of the caller's merchant, active or not. */
+  /**
+   * The caller's merchant's accounts this decision needs: the named one whatever its
+   * state when a selector is given, else the active ones of the key's mode (others
+   * may be present and are ignored).
+   */
   accounts: readonly ConnectorAccount[];
   /** Whether the caller is authenticated for the merchant owning `accounts`. */
   callerIsOwner: boolean;
@@ -87,11 +94,14 @@ function resolveSelected(req: ResolutionRequest, selector: string): ConnectorAcc
   if (!account.is_active) {
     throw new ApiError(409, "connector_account_inactive", `Connector account ${account.short_id} is inactive.`, PARAM);
   }
-  if (req.routed !== undefined && account.connector_id !== req.routed) {
-    throw new ApiError(409, "connector_account_mismatch", `Connector account ${account.short_id} is a ${account.connector_id} account, but this payment is routed to ${req.routed}.`, PARAM);
-  }
+  // Mode first: a key of the other mode can never use the account, whatever the routing.
   if (account.mode !== req.mode) {
     throw new ApiError(409, "connector_account_mode_mismatch", `Connector account ${account.short_id} is a ${account.mode} account; this key works in ${req.mode} mode.`, PARAM);
+  }
+  const routed = routedConnector(req);
+  if (routed !== undefined && account.connector_id !== routed) {
+    const hint = req.routed === undefined ? ` (no routing is configured; pass connector: "${account.connector_id}" to use it)` : "";
+    throw new ApiError(409, "connector_account_mismatch", `Connector account ${account.short_id} is a ${account.connector_id} account, but this payment is routed to ${routed}${hint}.`, PARAM);
   }
   return account;
 }
@@ -99,7 +109,7 @@ function resolveSelected(req: ResolutionRequest, selector: string): ConnectorAcc
 /** Rules 3-5 and 11: no selector, so route, then take the only or the default account. */
 function resolveDefault(req: ResolutionRequest): ConnectorAccount {
   const active = req.accounts.filter((a) => a.is_active && a.mode === req.mode);
-  const connector = req.routed ?? fallbackConnector(req.mode, active);
+  const connector = routedConnector(req) ?? liveFallbackConnector(active);
   const candidates = active.filter((a) => a.connector_id === connector);
   if (candidates.length === 0) {
     throw required(`No active ${req.mode} ${connector} connector account. Create one (POST /admin/merchants/{id}/connector-accounts); there is no platform-wide credential.`);
@@ -113,9 +123,16 @@ function resolveDefault(req: ResolutionRequest): ConnectorAccount {
   );
 }
 
-/** With no routing: the sandbox simulator in test mode; in live mode the one connector that has accounts. */
-function fallbackConnector(mode: Mode, active: readonly ConnectorAccount[]): ConnectorId {
-  if (mode === "test") return "mock";
+/**
+ * Sandbox rule 3: a test key with no routing routes to the mock connector. In live
+ * mode with no routing, nothing is routed yet (a selector's connector is taken as is).
+ */
+function routedConnector(req: ResolutionRequest): ConnectorId | undefined {
+  return req.routed ?? (req.mode === "test" ? "mock" : undefined);
+}
+
+/** Live mode, no routing and no selector: the one connector that has active live accounts. */
+function liveFallbackConnector(active: readonly ConnectorAccount[]): ConnectorId {
   const connectors = [...new Set(active.map((a) => a.connector_id))];
   if (connectors.length === 1) return connectors[0] as ConnectorId;
   throw required(

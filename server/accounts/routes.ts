@@ -5,8 +5,9 @@ import type { ConnectorId } from "../connectors/connector";
 import { errors } from "../errors";
 import { json, route, type Route } from "../http/route";
 import { parse } from "../http/validate";
+import { listParams } from "../pagination";
 import { getMerchant } from "../merchants/merchants";
-import { createConnectorAccount, deactivateAccount, getConnectorAccount, listMerchantAccounts, updateAccount } from "./accounts";
+import { createConnectorAccount, deactivateAccount, getConnectorAccount, pageMerchantAccounts, updateAccount } from "./accounts";
 
 const label = z.string().trim().min(1).max(100);
 const credentialRef = z.string().min(1).max(300);
@@ -48,10 +49,7 @@ export function accountRoutes(app: AppContext): Route[] {
       method: "GET",
       path: BASE,
       scope: "admin",
-      handle: async (req) => {
-        const accounts = await listMerchantAccounts(app.db, await merchantOf(req.params), req.query.get("include_inactive") === "true");
-        return { object: "list" as const, data: accounts, has_more: false };
-      },
+      handle: async (req) => pageMerchantAccounts(app.db, await merchantOf(req.params), req.query.get("include_inactive") === "true", listParams(req.query)),
       present: (page) => json(200, page),
     }),
     route({

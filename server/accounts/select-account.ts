@@ -1,4 +1,4 @@
-import { findConnectorAccountById, listConnectorAccounts } from "../../store/connector-accounts";
+import { findConnectorAccount, findConnectorAccountById, listConnectorAccounts } from "../../store/connector-accounts";
 import type { Db } from "../../store/database";
 import { getRouting } from "../../store/routing";
 import type { ConnectorId } from "../connectors/connector";
@@ -13,9 +13,17 @@ export interface Selectors {
   header: string | undefined;
 }
 
-/** The account a new charge settles through (loads what `resolveAccount` decides on). */
+/**
+ * The account a new charge settles through. Loads only what `resolveAccount` decides
+ * on: the named account (in any state, so it can say why it is refused), or else the
+ * merchant's active accounts of the key's mode.
+ */
 export async function selectAccountForCharge(db: Db, actor: Actor, requested: ConnectorId | undefined, selectors: Selectors): Promise<ConnectorAccount> {
-  const rows = await listConnectorAccounts(db, actor.merchantId, { includeInactive: true });
+  const selector = selectors.body ?? selectors.header;
+  const rows =
+    selector === undefined
+      ? await listConnectorAccounts(db, actor.merchantId, { mode: actor.mode })
+      : [await findConnectorAccount(db, actor.merchantId, selector)].filter((row) => row !== undefined);
   const routing = requested === undefined ? await getRouting(db, actor.merchantId, actor.mode) : undefined;
   return resolveAccount({
     mode: actor.mode,

@@ -63,12 +63,16 @@ function logRequest(app: AppContext, event: H3Event, routePath: string, requestI
   );
 }
 
-/** The answer as the idempotency record keeps it: without the route's secret fields. */
-function forStorage(route: Route, reply: RenderedReply): RenderedReply {
-  if (!route.secretFields || reply.status >= 400 || reply.body === "") return reply;
+/**
+ * The answer as the idempotency record keeps it: without the route's secret fields,
+ * with the request id it was sent under (a replay answers with that one).
+ */
+function forStorage(route: Route, reply: RenderedReply, requestId: string): RenderedReply {
+  const stored = { ...reply, headers: { ...reply.headers, "x-request-id": requestId } };
+  if (!route.secretFields || reply.status >= 400 || reply.body === "") return stored;
   const body = JSON.parse(reply.body) as Record<string, unknown>;
   for (const field of route.secretFields) delete body[field];
-  return { ...reply, body: JSON.stringify(body) };
+  return { ...stored, body: JSON.stringify(body) };
 }
 
 function isIdempotent(route: Route): boolean {
@@ -105,14 +109,16 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
       const scope = { apiKeyId: actor.apiKeyId, method, path, key: idempotencyKey };
       const begun = await beginIdempotent(app, scope, fingerprint(method, path, body, headers.get("x-connector-account")));
       if ("replay" in begun) {
-        const replay = { ...begun.replay, headers: { ...begun.replay.headers, "idempotent-replayed": "true" } };
+        // The original request id, so an error body's request_id and the header agree.
+        const { "x-request-id": originalId = requestId, ...stored } = begun.replay.headers;
+        const replay = { ...begun.replay, headers: { ...stored, "idempotent-replayed": "true" } };
         logRequest(app, event, route.path, requestId, replay.status, started, actor.merchantShortId);
-        return toResponse(replay, requestId);
+        return toResponse(replay, originalId);
       }
       session = begun.session;
       unit = session.unit(
         (value) => render(route.present(value), requestId),
-        (reply) => forStorage(route, reply),
+        (reply) => forStorage(route, reply, requestId),
       );
     }
     const value = await route.handle({ requestId, params, query: event.url.searchParams, body, headers, actor, unit, idempotencyKey });
@@ -124,7 +130,7 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
     rendered = render(apiError, requestId);
   }
   if (session) {
-    await session.finish(forStorage(route, rendered), errorCode).catch((error: unknown) => {
+    await session.finish(forStorage(route, rendered, requestId), errorCode).catch((error: unknown) => {
       app.log.error({ err: error, request_id: requestId }, "could not record the idempotent answer");
     });
   }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Db } from "../../store/database";
 import { findPayment, listPayments as listPaymentRows, refundsOf } from "../../store/payments";
-import { ApiError } from "../errors";
+import { ApiError, errors } from "../errors";
 import { parse } from "../http/validate";
 import type { Actor } from "../keys/actor";
 import { toPage, type ListPage, type ListParams } from "../pagination";
@@ -24,7 +24,17 @@ const listFilter = z.object({
   created_lte: isoTime.optional(),
 });
 
-const toUtc = (value: string | undefined) => (value === undefined ? undefined : new Date(value).toISOString());
+/**
+ * The filter as an instant in the stored form (ISO UTC, milliseconds), so the text
+ * comparison in SQL is a comparison of instants. An offset can push a valid year-9999
+ * or year-0000 time out of that form (`+010000-…` sorts before every stored time): 400.
+ */
+function toStoredInstant(value: string | undefined, param: string): string | undefined {
+  if (value === undefined) return undefined;
+  const iso = new Date(value).toISOString();
+  if (!/^\d{4}-/.test(iso)) throw errors.invalid(param, `${param} must be between 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z.`);
+  return iso;
+}
 
 export async function listPayments(db: Db, actor: Actor, params: ListParams, query: URLSearchParams): Promise<ListPage<Payment>> {
   const filter = parse(listFilter, {
@@ -36,8 +46,8 @@ export async function listPayments(db: Db, actor: Actor, params: ListParams, que
   if (params.startingAfter !== undefined && !after) throw paymentNotFound(params.startingAfter, "starting_after");
   const rows = await listPaymentRows(db, actor.merchantId, actor.mode, params.limit, {
     ...(filter.status && { status: filter.status }),
-    ...(filter.created_gte && { createdGte: toUtc(filter.created_gte) }),
-    ...(filter.created_lte && { createdLte: toUtc(filter.created_lte) }),
+    ...(filter.created_gte && { createdGte: toStoredInstant(filter.created_gte, "created_gte") }),
+    ...(filter.created_lte && { createdLte: toStoredInstant(filter.created_lte, "created_lte") }),
     ...(after && { startingAfter: after }),
   });
   const page = rows.slice(0, params.limit);

@@ -1,7 +1,7 @@
 import type { Db } from "../../store/database";
 import type { Owner } from "../../store/events";
 import type { WebhookEndpointRow } from "../../store/schema";
-import { findEndpoint, insertEndpoint, listEndpoints as listEndpointRows, killPendingDeliveries, updateEndpoint as updateEndpointRow } from "../../store/webhooks";
+import { countEndpoints, findEndpoint, insertEndpoint, listEndpoints as listEndpointRows, killPendingDeliveries, updateEndpoint as updateEndpointRow } from "../../store/webhooks";
 import { ApiError, errors } from "../errors";
 import type { EventType } from "../events/event";
 import { isoNow, newWebhookEndpointId } from "../ids";
@@ -67,7 +67,20 @@ export interface NewEndpointInput {
   description?: string | undefined;
 }
 
+/**
+ * Endpoints per merchant and mode, as Stripe allows: every payment event fans out to
+ * each of them inside the payment's own commit, so the count bounds that commit.
+ */
+export const MAX_ENDPOINTS = 16;
+
 export async function createEndpoint(db: Db, cipher: Cipher, owner: Owner, input: NewEndpointInput): Promise<WebhookEndpoint> {
+  if ((await countEndpoints(db, owner)) >= MAX_ENDPOINTS) {
+    throw new ApiError(
+      400,
+      "webhook_endpoint_limit_reached",
+      `This merchant already has ${MAX_ENDPOINTS} ${owner.mode} webhook endpoints, the most allowed. Delete one, or subscribe an existing endpoint to more event types.`,
+    );
+  }
   const id = newWebhookEndpointId();
   const secret = newSigningSecret();
   const now = isoNow();

@@ -1,10 +1,12 @@
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { putSecret, resolveCredential } from "../../server/secrets/secret-store";
 import { bootServer, type TestServer } from "../support/harness";
 import { runCli } from "../support/cli";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
+import { expectStored, rawDatabaseFiles } from "../support/raw-files";
+import { expectError } from "../support/errors";
 
 const STRIPE_SECRET = JSON.stringify({ api_key: "sk_live_VERYSECRETSTRIPEKEY", webhook_secret: "whsec_VERYSECRETHOOK" });
 
@@ -63,8 +65,7 @@ describe("connector accounts admin API", () => {
 
   it("enforces label uniqueness per (merchant, connector, mode) with a generic 409", async () => {
     const res = await create(stripeBody("eu"));
-    expect(res.status).toBe(409);
-    expect((await res.json()).error.message).toMatch(/label "eu"/);
+    expect((await expectError(res, 409, "conflict")).message).toMatch(/label "eu"/);
     const otherMode = await create({ ...stripeBody("eu"), mode: "test" });
     expect(otherMode.status).toBe(201);
   });
@@ -116,7 +117,7 @@ describe("connector accounts admin API", () => {
     expect(reactivate.status).toBe(400);
     expect((await reactivate.json()).error).toMatchObject({ code: "parameter_invalid", param: "is_active" });
     const relabel = await server.request(`${base}/${created.id}`, { method: "PATCH", headers: auth(m.admin), json: { label: "back" } });
-    expect(relabel.status).toBe(409);
+    await expectError(relabel, 409, "connector_account_inactive");
     // A deleted account frees its label.
     expect((await create(stripeBody("temp"))).status).toBe(201);
   });
@@ -175,8 +176,8 @@ describe("connector accounts admin API", () => {
 
   it("keeps secret values out of the database files and the log", async () => {
     await server.app.auth.flushLastUsed();
-    const files = readdirSync(server.dataDir).filter((f) => f.startsWith("paygate.db"));
-    const contents = files.map((f) => readFileSync(join(server.dataDir, f)).toString("latin1")).join("") + server.readLog();
+    const contents = rawDatabaseFiles(server.dataDir) + server.readLog();
+    expectStored(contents, "secret://acme/stripe", "acme/mock");
     expect(contents).not.toContain("VERYSECRET");
     expect(contents).not.toContain("ROTATED");
     expect(contents).not.toContain("mock-credential");

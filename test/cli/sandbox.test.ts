@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { BUNDLE, runCli } from "../support/cli";
 import { freshDataDir } from "../support/harness";
 import { CARDS } from "../support/payments";
+import { futureExpiry } from "../support/expiry";
 
 interface SandboxRun {
   json: Record<string, any>;
@@ -62,7 +63,7 @@ describe("paygate sandbox", () => {
     });
     expect(statSync(join(json.data_dir, "sandbox.json")).mode & 0o777).toBe(0o600);
     for (const [outcome, number] of Object.entries(CARDS)) {
-      const token = await jsonOf(await post(`${json.base_url}/v1/tokens`, json.keys.publishable, { card: { number, exp_month: 12, exp_year: 2040, cvc: "123" } }));
+      const token = await jsonOf(await post(`${json.base_url}/v1/tokens`, json.keys.publishable, { card: { number, ...futureExpiry(), cvc: "123" } }));
       const sale = await post(`${json.base_url}/v1/payments/sale`, json.keys.secret, { amount: 1000, currency: "usd", gateway_token: token.token });
       if (outcome === "approved") {
         expect(sale.status).toBe(201);

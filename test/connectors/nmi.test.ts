@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallContext, ChargeRequest } from "../../server/connectors/connector";
 import { nmiConnector } from "../../server/connectors/nmi";
-import { ccexp, chargeParams, findEarlierAttempt, nmiDeclineCode, readTransactAnswer, refundParams } from "../../server/connectors/nmi/wire";
+import { ccexp, chargeParams, findEarlierAttempt, nmiDeclineCode, readTransactAnswer, refundOrderId, refundParams } from "../../server/connectors/nmi/wire";
 import { TEST_CARDS, type RecordedRequest } from "../fakes/http-fake";
 import { QUERY_PATH, TRANSACT_PATH, startNmiFake, type NmiFake } from "../fakes/nmi-fake";
 import { approvedId, requestBuilders, storeInDoubt } from "./requests";
+import { futureExpiry } from "../support/expiry";
 
 const SECURITY_KEY = "6457Thfj624V5r7WUwc5v6a68Zsd6YEm";
 
@@ -44,7 +45,7 @@ describe("nmi connector against the fake", () => {
       amount: "10.50",
       currency: "USD",
       ccnumber: TEST_CARDS.approve,
-      ccexp: "0431",
+      ccexp: `04${String(futureExpiry().exp_year % 100).padStart(2, "0")}`,
       orderid: req.reference,
     });
 
@@ -65,13 +66,13 @@ describe("nmi connector against the fake", () => {
     ["expired_card", TEST_CARDS.expired_card],
     ["incorrect_cvc", TEST_CARDS.incorrect_cvc],
   ])("reports a %s decline", async (code, number) => {
-    const result = await nmiConnector.authorize(charge({ card: { number, expMonth: 4, expYear: 2031 } }), ctx());
+    const result = await nmiConnector.authorize(charge({ card: { number, expMonth: 4, expYear: futureExpiry().exp_year } }), ctx());
     expect(result).toMatchObject({ outcome: "declined", code });
     expect(JSON.stringify(result)).not.toContain(number);
   });
 
   it("re-sends after a decline: only successful attempts stop a charge", async () => {
-    const req = charge({ card: { number: TEST_CARDS.insufficient_funds, expMonth: 4, expYear: 2031 } });
+    const req = charge({ card: { number: TEST_CARDS.insufficient_funds, expMonth: 4, expYear: futureExpiry().exp_year } });
     await nmiConnector.authorize(req, ctx());
     expect(await nmiConnector.authorize(req, ctx())).toMatchObject({ outcome: "declined", code: "insufficient_funds" });
     expect(fake.transactions.filter((transaction) => transaction.orderId === req.reference)).toHaveLength(2);
@@ -82,8 +83,8 @@ describe("nmi connector against the fake", () => {
     const refund = followOn(saleId, 400);
     const refundId = approvedId(await nmiConnector.refund(refund, ctx()));
     expect(refundId).not.toBe(saleId);
-    expect(fake.requests.at(-2)?.body).toEqual({ security_key: SECURITY_KEY, order_id: refund.reference });
-    expect(fake.requests.at(-1)?.body).toEqual({ security_key: SECURITY_KEY, type: "refund", transactionid: saleId, amount: "4.00", orderid: refund.reference });
+    expect(fake.requests.at(-2)?.body).toEqual({ security_key: SECURITY_KEY, order_id: refundOrderId(refund) });
+    expect(fake.requests.at(-1)?.body).toEqual({ security_key: SECURITY_KEY, type: "refund", transactionid: saleId, amount: "4.00", orderid: refundOrderId(refund) });
     expect(fake.charges.find((transaction) => transaction.transactionId === saleId)?.refundedAmount).toBe(4000);
   });
 
@@ -112,8 +113,20 @@ describe("nmi connector against the fake", () => {
     fake.failNext("hang", 1, isTransact);
     expect(await nmiConnector.refund(refund, ctx(150))).toEqual({ outcome: "timeout" });
     const refundId = approvedId(await nmiConnector.refund(refund, ctx()));
-    expect(fake.transactions.find((transaction) => transaction.orderId === refund.reference)?.transactionId).toBe(refundId);
+    expect(fake.transactions.find((transaction) => transaction.orderId === refundOrderId(refund))?.transactionId).toBe(refundId);
     expect(fake.charges.find((transaction) => transaction.transactionId === saleId)?.refundedAmount).toBe(3000);
+  });
+
+  it("refunds another payment under a reused reference instead of answering the first payment's refund", async () => {
+    const firstSale = approvedId(await nmiConnector.authorize(charge({ amount: 1000, capture: true }), ctx()));
+    const secondSale = approvedId(await nmiConnector.authorize(charge({ amount: 1000, capture: true }), ctx()));
+    // Same Idempotency-Key (so the same reference) after its record expired, another payment.
+    const first = { ...followOn(firstSale, 300), reference: "ref-nmi-reused", paymentId: "pay_nmi_first" };
+    const second = { ...followOn(secondSale, 300), reference: "ref-nmi-reused", paymentId: "pay_nmi_second" };
+    const firstRefund = approvedId(await nmiConnector.refund(first, ctx()));
+    const secondRefund = approvedId(await nmiConnector.refund(second, ctx()));
+    expect(secondRefund).not.toBe(firstRefund);
+    expect(fake.charges.find((transaction) => transaction.transactionId === secondSale)?.refundedAmount).toBe(3000);
   });
 
   it("does not charge when the look-up fails or times out", async () => {

@@ -5,6 +5,7 @@ import { migrate, openStore } from "../../store/database";
 import { GroupCommit } from "../../store/group-commit";
 import { freshDataDir } from "../support/harness";
 import { TEST_CARDS } from "../fakes/http-fake";
+import { futureExpiry } from "../support/expiry";
 
 /**
  * Request builders for the adapter tests: each call gets a fresh reference and
@@ -20,7 +21,7 @@ export function requestBuilders(processor: string) {
     charge: (overrides: Partial<ChargeRequest> = {}): ChargeRequest => ({
       amount: 1050,
       currency: "usd",
-      card: { number: TEST_CARDS.approve, expMonth: 4, expYear: 2031 },
+      card: { number: TEST_CARDS.approve, expMonth: 4, expYear: futureExpiry().exp_year },
       capture: false,
       ...next(),
       ...overrides,

@@ -5,6 +5,7 @@ import { paymentIntentParams, readIntentAnswer, readRefundAnswer, stripeDeclineC
 import { TEST_CARDS, startFakeServer } from "../fakes/http-fake";
 import { startStripeFake, type StripeFake } from "../fakes/stripe-fake";
 import { approvedId, requestBuilders, storeInDoubt } from "./requests";
+import { futureExpiry } from "../support/expiry";
 
 const API_KEY = "sk_test_51FakeKeyForPaygateTests";
 const SECRET = JSON.stringify({ api_key: API_KEY, webhook_secret: "whsec_fakeWebhookSecret" });
@@ -43,7 +44,7 @@ describe("stripe connector against the fake", () => {
       "payment_method_data[type]": "card",
       "payment_method_data[card][number]": TEST_CARDS.approve,
       "payment_method_data[card][exp_month]": "4",
-      "payment_method_data[card][exp_year]": "2031",
+      "payment_method_data[card][exp_year]": String(futureExpiry().exp_year),
       "metadata[paygate_payment_id]": req.paymentId,
     });
     expect(fake.charges.find((intent) => intent.id === intentId)?.status).toBe("requires_capture");
@@ -67,7 +68,7 @@ describe("stripe connector against the fake", () => {
     ["expired_card", TEST_CARDS.expired_card],
     ["incorrect_cvc", TEST_CARDS.incorrect_cvc],
   ])("reports a %s decline", async (code, number) => {
-    const result = await stripeConnector.authorize(charge({ card: { number, expMonth: 4, expYear: 2031 } }), ctx());
+    const result = await stripeConnector.authorize(charge({ card: { number, expMonth: 4, expYear: futureExpiry().exp_year } }), ctx());
     expect(result).toMatchObject({ outcome: "declined", code });
     expect(JSON.stringify(result)).not.toContain(number);
   });

@@ -5,6 +5,7 @@ import { chargeRequest, expirationDate, followOnRequest, readAnswer, tsysDecline
 import { TEST_CARDS } from "../fakes/http-fake";
 import { TRANSIT_PATH, startTsysFake, type TsysFake } from "../fakes/tsys-fake";
 import { approvedId, requestBuilders, storeInDoubt } from "./requests";
+import { futureExpiry } from "../support/expiry";
 
 const SECRET = JSON.stringify({ device_id: "88500000322601", transaction_key: "TXNKEYSECRET0123456789" });
 
@@ -41,7 +42,7 @@ describe("tsys connector against the fake", () => {
       transactionAmount: "10.50",
       currencyCode: "USD",
       cardNumber: TEST_CARDS.approve,
-      expirationDate: "0431",
+      expirationDate: `04${String(futureExpiry().exp_year % 100).padStart(2, "0")}`,
       orderNumber: req.reference,
       externalReferenceID: req.paymentId,
     });
@@ -66,7 +67,7 @@ describe("tsys connector against the fake", () => {
     ["expired_card", TEST_CARDS.expired_card],
     ["incorrect_cvc", TEST_CARDS.incorrect_cvc],
   ])("reports a %s decline", async (code, number) => {
-    const result = await tsysConnector.authorize(charge({ card: { number, expMonth: 4, expYear: 2031 } }), ctx());
+    const result = await tsysConnector.authorize(charge({ card: { number, expMonth: 4, expYear: futureExpiry().exp_year } }), ctx());
     expect(result).toMatchObject({ outcome: "declined", code });
     expect(JSON.stringify(result)).not.toContain(number);
   });

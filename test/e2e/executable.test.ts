@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from "../fakes/webhook-receiver";
+import { futureExpiry } from "../support/expiry";
 
 const EXECUTABLE = resolve(__dirname, "../../dist/paygate");
 const CARDS: Record<string, string> = {
@@ -73,7 +74,7 @@ describe("dist/paygate sandbox, end to end", () => {
     return { status: res.status, body: await res.json() };
   };
   const tokenize = async (number: string) =>
-    (await call("/v1/tokens", sandbox.keys.publishable, { card: { number, exp_month: 12, exp_year: 2040, cvc: "123" } })).body.token as string;
+    (await call("/v1/tokens", sandbox.keys.publishable, { card: { number, ...futureExpiry(), cvc: "123" } })).body.token as string;
 
   it("answers readiness and prints a complete JSON line", async () => {
     expect((await fetch(`${sandbox.base_url}/health/ready`)).status).toBe(200);

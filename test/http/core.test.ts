@@ -5,6 +5,7 @@ import { json, route, type Route } from "../../server/http/route";
 import { allRoutes } from "../../server/server";
 import type { AppContext } from "../../server/app-context";
 import { bootServer, type TestServer } from "../support/harness";
+import { expectError } from "../support/errors";
 
 /** Routes only these tests mount, to reach the body parser and a slow handler. */
 function probeRoutes(app: AppContext): Route[] {
@@ -94,7 +95,7 @@ describe("HTTP core", () => {
       },
     });
     const chunked = await server.request("/probe/echo", { method: "PUT", body: stream, headers: { "content-type": "application/json" }, duplex: "half" } as RequestInit);
-    expect(chunked.status).toBe(413);
+    await expectError(chunked, 413, "payload_too_large");
   });
 
   it("accepts a body just under the limit", async () => {

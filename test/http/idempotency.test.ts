@@ -4,6 +4,7 @@ import { claimIdempotencyKey, completeIdempotencyKey } from "../../store/idempot
 import { migrate, openStore } from "../../store/database";
 import { bootServer, freshDataDir, type TestServer } from "../support/harness";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
+import { expectError } from "../support/errors";
 
 describe("idempotency over HTTP", () => {
   let server: TestServer;
@@ -35,6 +36,22 @@ describe("idempotency over HTTP", () => {
     expect(first.headers.get("idempotent-replayed")).toBeNull();
   });
 
+  it("replays under the original request id: a kept error's body and X-Request-Id agree", async () => {
+    const rotate = (requestId: string) =>
+      server.request("/v1/api-keys/key_doesnotexist00000000/rotate", { method: "POST", headers: { ...auth(m.secret, "replayed-error-1"), "x-request-id": requestId } });
+    const first = await rotate("original-request");
+    expect(first.status).toBe(404);
+    expect((await first.json()).error).toMatchObject({ code: "api_key_not_found", request_id: "original-request" });
+    const replay = await rotate("retry-request");
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect((await replay.json()).error.request_id).toBe("original-request");
+    expect(replay.headers.get("x-request-id")).toBe("original-request");
+
+    const created = await createMerchant(m.admin, "replayed-success-1", "Request ids", { "x-request-id": "created-here" });
+    const again = await createMerchant(m.admin, "replayed-success-1", "Request ids", { "x-request-id": "asked-again" });
+    expect(again.headers.get("x-request-id")).toBe(created.headers.get("x-request-id"));
+  });
+
   it("treats the same body with other whitespace as the same request", async () => {
     const a = await server.request("/admin/merchants", { method: "POST", headers: auth(m.admin, "ws-1"), body: '{"name":"k"}' });
     const b = await server.request("/admin/merchants", { method: "POST", headers: auth(m.admin, "ws-1"), body: '{ "name" : "k" }' });
@@ -61,7 +78,7 @@ describe("idempotency over HTTP", () => {
 
   it("does not store a 400 validation error: the key can be retried with a fixed body", async () => {
     const bad = await server.request("/admin/merchants", { method: "POST", headers: auth(m.admin, "fixable-1"), json: { name: "" } });
-    expect(bad.status).toBe(400);
+    await expectError(bad, 400, "parameter_invalid");
     const good = await createMerchant(m.admin, "fixable-1", "Fixed");
     expect(good.status).toBe(201);
     expect(good.headers.get("idempotent-replayed")).toBeNull();

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
+import { expectError } from "../support/errors";
 
 describe("API keys over HTTP", () => {
   let server: TestServer;
@@ -53,7 +54,7 @@ describe("API keys over HTTP", () => {
     const defaulted = await (await server.request("/v1/api-keys", { method: "POST", headers: auth(narrow.key), json: { name: "same" } })).json();
     expect(defaulted.scopes.sort()).toEqual(["keys:read", "keys:write"]);
     const adminScope = await server.request("/v1/api-keys", { method: "POST", headers: auth(m.secret), json: { name: "x", scopes: ["admin"] } });
-    expect(adminScope.status).toBe(400);
+    expect(await expectError(adminScope, 400, "parameter_invalid")).toMatchObject({ param: "scopes" });
   });
 
   it("validates the body: unknown, missing and invalid fields", async () => {
@@ -87,7 +88,7 @@ describe("API keys over HTTP", () => {
     const later = await server.request("/v1/api-keys", { headers: auth(created.key) });
     expect((await later.json()).error.code).toBe("invalid_api_key");
     const rotate = await server.request(`/v1/api-keys/${created.id}/rotate`, { method: "POST", headers: auth(m.secret) });
-    expect(rotate.status).toBe(409);
+    await expectError(rotate, 409, "api_key_revoked");
   });
 
   it("hides other merchants' keys behind 404 api_key_not_found", async () => {
@@ -96,7 +97,7 @@ describe("API keys over HTTP", () => {
     expect(res.status).toBe(404);
     expect((await res.json()).error.code).toBe("api_key_not_found");
     const del = await server.request(`/v1/api-keys/${m.secretId}`, { method: "DELETE", headers: auth(other.secret) });
-    expect(del.status).toBe(404);
+    await expectError(del, 404, "api_key_not_found");
   });
 
   it("lets admins create merchants and their keys, only in the admin key's mode", async () => {
@@ -116,6 +117,6 @@ describe("API keys over HTTP", () => {
     expect(list.data).toHaveLength(1);
     expect(list.has_more).toBe(true);
     const missing = await server.request("/admin/merchants/mrc_0000000000", { headers: auth(m.admin) });
-    expect(missing.status).toBe(404);
+    await expectError(missing, 404, "merchant_not_found");
   });
 });

@@ -1,9 +1,8 @@
-import { readFileSync, readdirSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootServer, type TestServer } from "../support/harness";
 import { runCli } from "../support/cli";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
+import { expectStored, rawDatabaseFiles } from "../support/raw-files";
 
 /** Polls until `check` holds, for at most `ms`; returns the time it took. */
 async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
@@ -81,9 +80,8 @@ describe("CLI and server on one data dir", () => {
     const keys = [m.secret, m.publishable, m.admin, (await newKey()).key];
     for (const key of keys) await listWith(key);
     await server.app.auth.flushLastUsed();
-    const files = readdirSync(server.dataDir).filter((f) => f.startsWith("paygate.db"));
-    expect(files).toContain("paygate.db");
-    const contents = files.map((f) => readFileSync(join(server.dataDir, f)).toString("latin1")).join("") + server.readLog();
+    const contents = rawDatabaseFiles(server.dataDir) + server.readLog();
+    expectStored(contents, m.secretId, ...keys.map((key) => key.slice(-4)));
     for (const key of keys) {
       expect(contents).not.toContain(key);
       expect(contents).not.toContain(key.slice(8));

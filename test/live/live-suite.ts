@@ -14,6 +14,8 @@ import { runCli } from "../support/cli";
 import { bootServer, type TestResponse, type TestServer } from "../support/harness";
 import { paymentsClient } from "../support/payments";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
+import { futureExpiry } from "../support/expiry";
+import { expectError } from "../support/errors";
 
 /** A charge as the fake keeps it, in paygate's minor units. */
 export interface FakeCharge {
@@ -101,7 +103,7 @@ export function useLiveServer<F extends FakeServer>(processor: LiveProcessor<F>)
     ctx.accountShortId = account.short_id;
     ctx.client = paymentsClient(ctx.server, ctx.merchant.secret);
     ctx.token = async (number = LIVE_CARD) => {
-      const res = await ctx.client.post("/v1/tokens", { card: { number, exp_month: 11, exp_year: new Date().getUTCFullYear() + 3, cvc: CVC } });
+      const res = await ctx.client.post("/v1/tokens", { card: { number, exp_month: 11, exp_year: futureExpiry().exp_year, cvc: CVC } });
       const body = await res.json();
       expect(res.status, JSON.stringify(body)).toBe(201);
       expect(body.token).toMatch(/^tok_live_/);
@@ -238,7 +240,7 @@ export function describeLiveProcessor<F extends FakeServer>(processor: LiveProce
       expect(sent).toHaveLength(processor.timeoutRetry === "replayed" ? 2 : 1);
       if (sent.length === 2) expect(sent[1]?.raw).toBe(sent[0]?.raw); // the identical request, so the processor can replay it
       if (processor.timeoutRetry === "in_doubt") {
-        expect(retry.status).toBe(504);
+        await expectError(retry, 504, "connector_timeout");
         expect(await paymentCount()).toBe(stored);
         return;
       }

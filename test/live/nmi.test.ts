@@ -3,6 +3,7 @@ import { currencyExponent } from "../../server/payments/currency";
 import { field, type RecordedRequest } from "../fakes/http-fake";
 import { QUERY_PATH, TRANSACT_PATH, startNmiFake, type NmiFake, type NmiFakeTransaction } from "../fakes/nmi-fake";
 import { describeLiveProcessor, useLiveServer, type FakeCharge, type LiveProcessor } from "./live-suite";
+import { expectError } from "../support/errors";
 
 const FIRST = "6457Thfj624V5r7WUwc5v6a68Zsd6YEm";
 const ROTATED = "Rotd93kLq2Zx7Vb4Nw8Pm1Hc6Jt5Gy0F";
@@ -74,7 +75,7 @@ describe("nmi in live mode, over paygate's HTTP API", () => {
       const token = await ctx.token();
       const from = ctx.fake.requests.length;
       ctx.fake.failNext("hang", 1, isTransact);
-      expect((await ctx.client.sale({ amount: 2300, gateway_token: token }, { "idempotency-key": "nmi-lost" })).status).toBe(504);
+      await expectError(await ctx.client.sale({ amount: 2300, gateway_token: token }, { "idempotency-key": "nmi-lost" }), 504, "connector_timeout");
       const retry = await ctx.client.sale({ amount: 2300, gateway_token: token }, { "idempotency-key": "nmi-lost" });
       const payment = await retry.json();
       expect(retry.status).toBe(201);
@@ -89,7 +90,7 @@ describe("nmi in live mode, over paygate's HTTP API", () => {
       const token = await ctx.token();
       const authorized = await (await ctx.client.authorize({ amount: 1000, gateway_token: token, capture_method: "manual" })).json();
       ctx.fake.failNext("hang", 1, isTransact);
-      expect((await ctx.client.capture({ payment_id: authorized.id, amount: 400 }, { "idempotency-key": "nmi-capture-amount" })).status).toBe(504);
+      await expectError(await ctx.client.capture({ payment_id: authorized.id, amount: 400 }, { "idempotency-key": "nmi-capture-amount" }), 504, "connector_timeout");
       const from = ctx.fake.requests.length;
       const other = await ctx.client.capture({ payment_id: authorized.id, amount: 500 }, { "idempotency-key": "nmi-capture-amount" });
       expect(other.status).toBe(502);

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { field, type RecordedRequest } from "../fakes/http-fake";
 import { startStripeFake, type StripeFake } from "../fakes/stripe-fake";
 import { describeLiveProcessor, useLiveServer, type FakeCharge, type LiveProcessor } from "./live-suite";
+import { expectError } from "../support/errors";
 
 const FIRST = { api_key: "sk_live_51FirstKeyQ7xVv2pLm", webhook_secret: "whsec_firstSigningSecret8Jd" };
 const ROTATED = { api_key: "rk_live_51RotatedKeyZ3wYt9kN", webhook_secret: "whsec_rotatedSigningSecret4Hq" };
@@ -42,7 +43,7 @@ describe("stripe in live mode, over paygate's HTTP API", () => {
       const token = await ctx.token();
       const from = ctx.fake.requests.length;
       ctx.fake.failNext("hang", 1);
-      expect((await ctx.client.sale({ amount: 777, gateway_token: token }, { "idempotency-key": "stripe-key-a" })).status).toBe(504);
+      await expectError(await ctx.client.sale({ amount: 777, gateway_token: token }, { "idempotency-key": "stripe-key-a" }), 504, "connector_timeout");
       expect((await ctx.client.sale({ amount: 777, gateway_token: token }, { "idempotency-key": "stripe-key-a" })).status).toBe(201);
       expect((await ctx.client.sale({ amount: 777, gateway_token: token }, { "idempotency-key": "stripe-key-b" })).status).toBe(201);
       const [first, retry, other] = ctx.since(from).map((request: RecordedRequest) => request.headers["idempotency-key"]);

@@ -3,6 +3,7 @@ import { currencyExponent } from "../../server/payments/currency";
 import { field, type RecordedRequest } from "../fakes/http-fake";
 import { startTsysFake, type TsysFake, type TsysFakeTransaction } from "../fakes/tsys-fake";
 import { describeLiveProcessor, useLiveServer, type LiveProcessor } from "./live-suite";
+import { expectError } from "../support/errors";
 
 const FIRST = { device_id: "88800000282601", transaction_key: "TXK1FirstQ2W3E4R5T6Y7U8I9O0P" };
 const ROTATED = { device_id: "88800000282601", transaction_key: "TXK2RotatedZ9X8C7V6B5N4M3L2K" };
@@ -90,7 +91,7 @@ describe("tsys in live mode, over paygate's HTTP API", () => {
       for (const operation of ["capture", "void"] as const) {
         const authorized = await (await ctx.client.authorize({ amount: 1000, gateway_token: token, capture_method: "manual" })).json();
         ctx.fake.failNext("hang", 1);
-        expect((await ctx.client[operation]({ payment_id: authorized.id }, { "idempotency-key": `tsys-lost-${operation}` })).status).toBe(504);
+        await expectError(await ctx.client[operation]({ payment_id: authorized.id }, { "idempotency-key": `tsys-lost-${operation}` }), 504, "connector_timeout");
         const retry = await ctx.client[operation]({ payment_id: authorized.id }, { "idempotency-key": `tsys-lost-${operation}` });
         expect(retry.status).toBe(502);
         expect((await retry.json()).error).toMatchObject({ code: "connector_error", connector_code: "processing_error", payment_id: authorized.id });
@@ -115,7 +116,7 @@ describe("tsys in live mode, over paygate's HTTP API", () => {
       ctx.fake.failNext("hang", 1);
       for (let attempt = 0; attempt < 3; attempt++) {
         const res = await ctx.client.sale({ amount: 6100, gateway_token: token }, { "idempotency-key": "tsys-in-doubt" });
-        expect(res.status).toBe(504);
+        await expectError(res, 504, "connector_timeout");
       }
       expect(ctx.since(from)).toHaveLength(1);
       const [hung] = ctx.since(from);

@@ -3,6 +3,8 @@ import { createApiKey } from "../../server/keys/api-keys";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth, seedMerchant } from "../support/seed";
 import { CARDS, paymentsClient, seedSandboxMerchant } from "../support/payments";
+import { putSecret } from "../../server/secrets/secret-store";
+import { expectError } from "../support/errors";
 
 describe("payments over HTTP (sandbox)", () => {
   let server: TestServer;
@@ -201,7 +203,7 @@ describe("payments over HTTP (sandbox)", () => {
     const future = await (await lister.list(`?created_gte=${encodeURIComponent("2999-01-01T00:00:00Z")}`)).json();
     expect(future.data).toEqual([]);
     const bad = await lister.list("?status=lost");
-    expect(bad.status).toBe(400);
+    expect(await expectError(bad, 400, "parameter_invalid")).toMatchObject({ param: "status" });
   });
 
   it("hides other merchants' and other modes' payments and tokens behind 404", async () => {
@@ -222,7 +224,7 @@ describe("payments over HTTP (sandbox)", () => {
     // A test admin key cannot mint live keys; the operator (CLI) can.
     const liveKey = await createApiKey(server.app.db, { merchantId: shop.merchant.id, name: "live", type: "secret", mode: "live", role: "merchant" }, undefined);
     const liveClient = paymentsClient(server, liveKey.key as string);
-    expect((await liveClient.get(payment.id)).status).toBe(404);
+    await expectError(await liveClient.get(payment.id), 404, "payment_intent_not_found");
   });
 
   it("needs a connector account: 400 connector_account_required without one", async () => {
@@ -231,6 +233,44 @@ describe("payments over HTTP (sandbox)", () => {
     const res = await bareClient.authorize({ amount: 100, gateway_token: await bareClient.token() });
     expect(res.status).toBe(400);
     expect((await res.json()).error).toMatchObject({ type: "invalid_request_error", code: "connector_account_required", param: "connector_account" });
+  });
+
+  it("lists available_accounts in the envelope only for several accounts and no default", async () => {
+    const m = await seedMerchant(server, "Undecided");
+    const c = paymentsClient(server, m.secret);
+    const token = await c.token();
+    const required = async () => {
+      const res = await c.sale({ amount: 100, gateway_token: token });
+      expect(res.status).toBe(400);
+      const { error } = await res.json();
+      expect(error).toMatchObject({ type: "invalid_request_error", code: "connector_account_required", param: "connector_account" });
+      return error;
+    };
+    expect(await required()).not.toHaveProperty("available_accounts");
+
+    const base = `/admin/merchants/${m.merchant.id}/connector-accounts`;
+    await putSecret(server.app, `undecided/${m.merchant.short_id}`, "mock-credential");
+    const create = async (label: string) =>
+      (
+        await server.request(base, {
+          method: "POST",
+          headers: auth(m.admin),
+          json: { connector_id: "mock", mode: "test", key_kind: "api_key", label, credential_ref: `secret://undecided/${m.merchant.short_id}` },
+        })
+      ).json();
+    const a = await create("a");
+    const b = await create("b");
+    const error = await required();
+    expect(error.available_accounts).toEqual(
+      expect.arrayContaining([
+        { short_id: a.short_id, connector_id: "mock", mode: "test", key_kind: "api_key", label: "a", is_default: false },
+        { short_id: b.short_id, connector_id: "mock", mode: "test", key_kind: "api_key", label: "b", is_default: false },
+      ]),
+    );
+    expect(error.available_accounts).toHaveLength(2);
+
+    await server.request(`${base}/${b.short_id}`, { method: "PATCH", headers: auth(m.admin), json: { is_default: true } });
+    expect((await c.sale({ amount: 100, gateway_token: token })).status).toBe(201);
   });
 
   it("applies the selector rules to charges and follow-ons", async () => {
@@ -258,6 +298,28 @@ describe("payments over HTTP (sandbox)", () => {
     const orphan = await c.capture({ payment_id: viaDefault.id });
     expect(orphan.status).toBe(409);
     expect((await orphan.json()).error.code).toBe("conflict");
+  });
+
+  it("routes a test key with no routing to mock: a test stripe account needs connector stripe (sandbox rule 3)", async () => {
+    const m = await seedSandboxMerchant(server, "Sandbox routing");
+    const c = paymentsClient(server, m.secret);
+    const token = await c.token();
+    await putSecret(server.app, `sandbox-routing/${m.merchant.short_id}`, JSON.stringify({ api_key: "sk_test_x", webhook_secret: "whsec_x" }));
+    const stripe = await (
+      await server.request(`/admin/merchants/${m.merchant.id}/connector-accounts`, {
+        method: "POST",
+        headers: auth(m.admin),
+        json: { connector_id: "stripe", mode: "test", key_kind: "api_key", label: "stripe", credential_ref: `secret://sandbox-routing/${m.merchant.short_id}` },
+      })
+    ).json();
+    const named = await c.sale({ amount: 100, gateway_token: token, connector_account: stripe.short_id });
+    expect(named.status).toBe(409);
+    expect((await named.json()).error).toMatchObject({ type: "invalid_request_error", code: "connector_account_mismatch", param: "connector_account" });
+    const routed = await c.sale({ amount: 100, gateway_token: token, connector: "stripe", connector_account: stripe.short_id });
+    expect(routed.status).toBe(201);
+    expect(await routed.json()).toMatchObject({ connector_id: "stripe", connector_account_short_id: stripe.short_id });
+    const unnamed = await (await c.sale({ amount: 100, gateway_token: token })).json();
+    expect(unnamed).toMatchObject({ connector_id: "mock", connector_account_short_id: m.accountShortId });
   });
 
   it("replays a decline without asking the processor again", async () => {

@@ -2,6 +2,7 @@ import type { TestServer } from "./harness";
 import { auth, seedMerchant, type SeededMerchant } from "./seed";
 import { seedSandboxAccount } from "../../server/accounts/seed-sandbox-account";
 import { getMerchant } from "../../server/merchants/merchants";
+import { futureExpiry } from "./expiry";
 
 export const CARDS = {
   approved: "4242424242424242",
@@ -25,7 +26,7 @@ export function paymentsClient(server: TestServer, key: string) {
   return {
     post,
     async token(number: string = CARDS.approved): Promise<string> {
-      const res = await post("/v1/tokens", { card: { number, exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: "123" } });
+      const res = await post("/v1/tokens", { card: { number, ...futureExpiry(), cvc: "123" } });
       if (res.status !== 201) throw new Error(`tokenize failed: ${res.status} ${await res.text()}`);
       return (await res.json()).token;
     },

@@ -1,14 +1,14 @@
-import { readFileSync, readdirSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
 import { CARDS } from "../support/payments";
+import { futureExpiry } from "../support/expiry";
+import { expectStored, rawDatabaseFiles } from "../support/raw-files";
 
 describe("tokenization", () => {
   let server: TestServer;
   let m: SeededMerchant;
-  const year = new Date().getUTCFullYear() + 3;
+  const year = futureExpiry().exp_year;
   beforeAll(async () => {
     server = await bootServer();
     m = await seedMerchant(server);
@@ -43,14 +43,14 @@ describe("tokenization", () => {
   });
 
   it.each([
-    [{ number: "4242424242424241", exp_month: 1, exp_year: 2030, cvc: "123" }, "card[number]"],
-    [{ number: "42424242", exp_month: 1, exp_year: 2030, cvc: "123" }, "card[number]"],
-    [{ number: "4242x42424242424", exp_month: 1, exp_year: 2030, cvc: "123" }, "card[number]"],
-    [{ number: "4242424242424242", exp_month: 13, exp_year: 2030, cvc: "123" }, "card[exp_month]"],
+    [{ number: "4242424242424241", exp_month: 1, exp_year: year, cvc: "123" }, "card[number]"],
+    [{ number: "42424242", exp_month: 1, exp_year: year, cvc: "123" }, "card[number]"],
+    [{ number: "4242x42424242424", exp_month: 1, exp_year: year, cvc: "123" }, "card[number]"],
+    [{ number: "4242424242424242", exp_month: 13, exp_year: year, cvc: "123" }, "card[exp_month]"],
     [{ number: "4242424242424242", exp_month: 1, exp_year: 2001, cvc: "123" }, "card[exp_year]"],
-    [{ number: "4242424242424242", exp_month: 1, exp_year: 2030, cvc: "12" }, "card[cvc]"],
-    [{ number: "4242424242424242", exp_month: 1, exp_year: 2030, cvc: "1234" }, "card[cvc]"],
-    [{ number: "4242424242424242", exp_month: 1, exp_year: 2030, cvc: "123", zip: "941" }, "card[zip]"],
+    [{ number: "4242424242424242", exp_month: 1, exp_year: year, cvc: "12" }, "card[cvc]"],
+    [{ number: "4242424242424242", exp_month: 1, exp_year: year, cvc: "1234" }, "card[cvc]"],
+    [{ number: "4242424242424242", exp_month: 1, exp_year: year, cvc: "123", zip: "941" }, "card[zip]"],
   ])("refuses %o naming %s", async (card, param) => {
     const res = await tokenize(card);
     expect(res.status).toBe(400);
@@ -65,11 +65,11 @@ describe("tokenization", () => {
   });
 
   it("never stores or logs the card number or the CVC", async () => {
-    await tokenize({ number: "4000 0000 0000 9995", exp_month: 2, exp_year: year, cvc: "468" });
-    await tokenize({ number: "4242424242424242", exp_month: 2, exp_year: year, cvc: "135" });
+    const first = await (await tokenize({ number: "4000 0000 0000 9995", exp_month: 2, exp_year: year, cvc: "468" })).json();
+    const second = await (await tokenize({ number: "4242424242424242", exp_month: 2, exp_year: year, cvc: "135" })).json();
     await tokenize({ number: "4242424242424241", exp_month: 2, exp_year: year, cvc: "246" });
-    const files = readdirSync(server.dataDir).filter((f) => f.startsWith("paygate.db"));
-    const stored = files.map((f) => readFileSync(join(server.dataDir, f)).toString("latin1")).join("");
+    const stored = rawDatabaseFiles(server.dataDir);
+    expectStored(stored, first.token, second.token);
     const everything = stored + server.readLog();
     for (const pan of Object.values(CARDS)) expect(everything).not.toContain(pan);
     expect(everything).not.toContain("4242424242424241");

@@ -5,6 +5,7 @@ import { bootServer, type TestServer } from "../support/harness";
 import { paymentsClient, seedSandboxMerchant } from "../support/payments";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
 import { createEndpoint, emitEvent } from "./support";
+import { expectError } from "../support/errors";
 
 describe("webhook delivery", () => {
   let server: TestServer;
@@ -171,7 +172,7 @@ describe("webhook delivery", () => {
     expect(captured.has_more).toBe(true);
     const next = await (await get(merchant.secret, `/v1/events?type=payment.captured&starting_after=${third.id}`)).json();
     expect(next.data.map((e: { id: string }) => e.id)).toEqual([second.id]);
-    expect((await get(merchant.secret, "/v1/events?type=payment.exploded")).status).toBe(400);
+    expect(await expectError(await get(merchant.secret, "/v1/events?type=payment.exploded"), 400, "parameter_invalid")).toMatchObject({ param: "type" });
 
     // The sweep may still be writing the last attempt's outcome.
     let detail = await (await get(merchant.secret, `/v1/events/${first.id}`)).json();

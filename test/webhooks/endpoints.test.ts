@@ -1,9 +1,9 @@
-import { readFileSync, readdirSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
 import { createEndpoint } from "./support";
+import { expectStored, rawDatabaseFiles } from "../support/raw-files";
+import { expectError } from "../support/errors";
 
 describe("webhook endpoints API", () => {
   let server: TestServer;
@@ -75,8 +75,7 @@ describe("webhook endpoints API", () => {
     }
     for (const url of ["http://10.0.0.8/hooks", "http://169.254.169.254/latest/meta-data", "http://192.168.1.1/"]) {
       const res = await post(m.secret, { url, event_types: ["*"] });
-      expect(res.status, url).toBe(400);
-      expect((await res.json()).error.param).toBe("url");
+      expect(await expectError(res, 400, "parameter_invalid"), url).toMatchObject({ param: "url" });
     }
   });
 
@@ -117,8 +116,8 @@ describe("webhook endpoints API", () => {
     const updated = await res.json();
     expect(updated).toMatchObject({ id: endpoint.id, url: "https://example.com/b", event_types: ["*"], description: null, status: "disabled" });
     expect(updated.secret).toBeUndefined();
-    expect((await patch({ status: "paused" })).status).toBe(400);
-    expect((await patch({ url: "https://user:pw@example.com/" })).status).toBe(400);
+    expect(await expectError(await patch({ status: "paused" }), 400, "parameter_invalid")).toMatchObject({ param: "status" });
+    expect(await expectError(await patch({ url: "https://user:pw@example.com/" }), 400, "parameter_invalid")).toMatchObject({ param: "url" });
     expect((await patch({ status: "enabled" })).status).toBe(200);
     const live2 = await createEndpoint(server, live.secret, { url: "https://example.com/live", event_types: ["*"] });
     const livePatch = await server.request(`/v1/webhook_endpoints/${live2.id}`, {
@@ -167,6 +166,19 @@ describe("webhook endpoints API", () => {
     expect((await res.json()).error.code).toBe("insufficient_permissions");
   });
 
+  it("caps endpoints at 16 per merchant and mode with 400 webhook_endpoint_limit_reached", async () => {
+    const capped = await seedMerchant(server, "Capped Merchant");
+    const ids: string[] = [];
+    for (let i = 0; i < 16; i++) ids.push((await createEndpoint(server, capped.secret, { url: `https://example.com/cap/${i}`, event_types: ["*"] })).id);
+    const over = await post(capped.secret, { url: "https://example.com/cap/16", event_types: ["*"] });
+    expect(over.status).toBe(400);
+    expect((await over.json()).error).toMatchObject({ type: "invalid_request_error", code: "webhook_endpoint_limit_reached", message: expect.stringMatching(/16/) });
+    const liveKey = await server.request(`/admin/merchants/${capped.merchant.id}/api-keys`, { method: "POST", headers: auth(capped.admin), json: { name: "live", mode: "live" } });
+    expect((await post((await liveKey.json()).key, { url: "https://example.com/cap/live", event_types: ["*"] })).status).toBe(201);
+    await server.request(`/v1/webhook_endpoints/${ids[0]}`, { method: "DELETE", headers: auth(capped.secret) });
+    expect((await post(capped.secret, { url: "https://example.com/cap/again", event_types: ["*"] })).status).toBe(201);
+  });
+
   it("pages the list newest first", async () => {
     const merchant = await seedMerchant(server, "Paging Merchant");
     const ids: string[] = [];
@@ -189,8 +201,8 @@ describe("webhook endpoints API", () => {
     expect(rotated.secret).not.toBe(endpoint.secret);
 
     const secrets = [endpoint.secret, rotated.secret];
-    const files = readdirSync(server.dataDir).filter((f) => f.startsWith("paygate.db"));
-    const contents = files.map((f) => readFileSync(join(server.dataDir, f)).toString("latin1")).join("") + server.readLog();
+    const contents = rawDatabaseFiles(server.dataDir) + server.readLog();
+    expectStored(contents, endpoint.id, "https://example.com/rot");
     for (const secret of secrets) {
       expect(contents).not.toContain(secret);
       expect(contents).not.toContain(secret.slice("whsec_".length));

@@ -1,7 +1,7 @@
 /**
  * NMI through the Direct Post API. NMI has no idempotency key, so before a sale, auth or
  * refund is sent the Query API is asked for a successful one under our reference (sent as
- * `orderid`); if the earlier attempt went through and only its answer was lost, that
+ * `orderid`; a refund's is bound to its payment, see `refundOrderId`); if the earlier attempt went through and only its answer was lost, that
  * transaction is returned instead of charging again. A look-up that fails or times out stops
  * the call: sending without knowing could charge twice.
  *
@@ -23,6 +23,7 @@ import {
   parseNmiSecret,
   queryParams,
   readTransactAnswer,
+  refundOrderId,
   refundParams,
   transactionQueryParams,
   voidParams,
@@ -117,7 +118,7 @@ export const nmiConnector: Connector = {
   refund(req, ctx) {
     return withKey(ctx, (securityKey) =>
       transactOnce(ctx, securityKey, {
-        reference: req.reference,
+        reference: refundOrderId(req),
         amount: req.amount,
         currency: req.currency,
         actionTypes: ["refund"],

@@ -6,6 +6,7 @@
  * documentation and its result-code appendix, juspay/hyperswitch
  * crates/hyperswitch_connectors/src/connectors/nmi{.rs,/transformers.rs}.
  */
+import { createHash } from "node:crypto";
 import type { ChargeRequest, ConnectorCredential, ConnectorResult, FollowOnRequest } from "../connector";
 import { fromDecimalString, toDecimalString } from "../../payments/currency";
 import { processorError, scrubMessage, type FormParams } from "../http-call";
@@ -52,14 +53,24 @@ export function captureParams(req: FollowOnRequest, securityKey: string): FormPa
   ];
 }
 
-/** A refund is a transaction of its own, so it gets our reference as `orderid` too. */
+/**
+ * A refund's `orderid`: our reference bound to the payment id. The reference derives
+ * from the client's Idempotency-Key alone, so a key reused after its record expired
+ * would otherwise find another payment's refund and answer it instead of refunding.
+ * Hashed to the length of a charge's reference.
+ */
+export function refundOrderId(req: FollowOnRequest): string {
+  return `pg${createHash("sha256").update(`${req.reference}\n${req.paymentId}`).digest("hex").slice(0, 30)}`;
+}
+
+/** A refund is a transaction of its own, so it gets an `orderid` too (`refundOrderId`). */
 export function refundParams(req: FollowOnRequest, securityKey: string): FormParams {
   return [
     ["security_key", securityKey],
     ["type", "refund"],
     ["transactionid", req.transactionId],
     ["amount", toDecimalString(req.amount, req.currency)],
-    ["orderid", req.reference],
+    ["orderid", refundOrderId(req)],
   ];
 }
 
