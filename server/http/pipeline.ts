@@ -33,11 +33,18 @@ export function render(outcome: Reply | ApiError, requestId: string): RenderedRe
 }
 
 /**
+ * Sent on every answer, replays included: API answers carry keys, card data and
+ * secrets that no shared or browser cache may keep, and no browser may sniff them
+ * into something executable.
+ */
+const SECURITY_HEADERS = { "cache-control": "no-store", "x-content-type-options": "nosniff" } as const;
+
+/**
  * h3's HTTPResponse (not a web Response): h3 hands it to Node through srvx's fast
  * path, where a web Response would be streamed through web streams.
  */
 function toResponse(reply: RenderedReply, requestId: string): HTTPResponse {
-  const headers = { ...reply.headers, "x-request-id": requestId };
+  const headers = { ...reply.headers, ...SECURITY_HEADERS, "x-request-id": requestId };
   return new HTTPResponse(reply.status === 204 ? null : reply.body, { status: reply.status, headers });
 }
 
