@@ -21,6 +21,8 @@ export interface AppContext {
   auth: Authenticator;
   /** Encrypts what paygate must be able to read back: secrets, card numbers, webhook secrets. */
   cipher: Cipher;
+  /** Keys the idempotency fingerprints (server/http/idempotency.ts); derived from the master key. */
+  fingerprintKey: Buffer;
   /** Webhook sending; a no-op in the CLI. */
   webhooks: WebhookDelivery;
   /** Run in order at shutdown, before the store closes (flush batches, stop timers). */

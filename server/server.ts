@@ -17,6 +17,7 @@ import { Cipher } from "./secrets/cipher";
 import { loadMasterKey } from "./secrets/master-key";
 import { webhookRoutes } from "./webhooks/routes";
 import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
+import { FINGERPRINT_KEY_LABEL } from "./http/idempotency";
 import { listenOn, type Listening } from "./http/listen";
 import { createRouter } from "./http/router";
 import type { Route } from "./http/route";
@@ -53,7 +54,8 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   const auth = new Authenticator(store.db, store, cache, devActor);
   const writes = new GroupCommit(store.db);
   const { log, requests: requestLog } = loggers;
-  return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, webhooks: NO_DELIVERY, closers: [() => auth.close()] };
+  const fingerprintKey = cipher.deriveKey(FINGERPRINT_KEY_LABEL);
+  return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, fingerprintKey, webhooks: NO_DELIVERY, closers: [() => auth.close()] };
 }
 
 /** Runs the shutdown hooks, then closes the database. */

@@ -110,7 +110,7 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
       const path = event.url.pathname;
       idempotencyKey = idempotencyKeyFrom(headers);
       const scope = { apiKeyId: actor.apiKeyId, method, path, key: idempotencyKey };
-      const begun = await beginIdempotent(app, scope, fingerprint(method, path, body, headers.get("x-connector-account")));
+      const begun = await beginIdempotent(app, scope, fingerprint(app.fingerprintKey, method, path, body, headers.get("x-connector-account")));
       if ("replay" in begun) {
         const replay = { ...begun.replay, headers: { ...begun.replay.headers, "idempotent-replayed": "true" } };
         logRequest(app, event, route.path, requestId, replay.status, started, actor.merchantShortId);

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from "node:crypto";
 
 const VERSION = "v1";
 
@@ -22,6 +22,14 @@ export class Cipher {
   constructor(private readonly key: Buffer) {
     if (key.length !== 32) throw new Error("the master key must be 32 bytes");
     this.keyId = createHash("sha256").update(key).digest("hex").slice(0, 8);
+  }
+
+  /**
+   * A 32-byte key for another purpose, derived from the master key (HKDF-SHA256):
+   * each `label` gives an independent key, and none reveals the master key.
+   */
+  deriveKey(label: string): Buffer {
+    return Buffer.from(hkdfSync("sha256", this.key, Buffer.alloc(0), label, 32));
   }
 
   encrypt(plaintext: string, aad: string): string {

@@ -1,5 +1,6 @@
 import type { Migration, MigrationProvider } from "kysely";
 import { initMigration } from "./001_init";
+import { scrubUnkeyedFingerprintsMigration } from "./003_scrub_unkeyed_fingerprints";
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so they are
@@ -7,6 +8,7 @@ import { initMigration } from "./001_init";
  */
 const MIGRATIONS: Record<string, Migration> = {
   "001_init": initMigration,
+  "003_scrub_unkeyed_fingerprints": scrubUnkeyedFingerprintsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
