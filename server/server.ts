@@ -15,6 +15,7 @@ import { keyRoutes } from "./keys/routes";
 import { merchantRoutes } from "./merchants/routes";
 import { Cipher } from "./secrets/cipher";
 import { loadMasterKey } from "./secrets/master-key";
+import { checkMasterKey } from "./secrets/master-key-check";
 import { webhookRoutes } from "./webhooks/routes";
 import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
 import { FINGERPRINT_KEY_LABEL } from "./http/idempotency";
@@ -50,6 +51,12 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   await migrate(store.db);
   const cache = new MemoryCache();
   const cipher = new Cipher(loadMasterKey(config));
+  try {
+    await checkMasterKey(store.db, cipher, config);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   const devActor = config.devMode ? await devModeActor({ db: store.db, cipher }, DEV_SEEDERS) : undefined;
   const auth = new Authenticator(store.db, store, cache, devActor);
   const writes = new GroupCommit(store.db);

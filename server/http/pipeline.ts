@@ -3,6 +3,7 @@ import type { AppContext } from "../app-context";
 import { ApiError, errors } from "../errors";
 import { ANONYMOUS, type Actor } from "../keys/actor";
 import { requireScope } from "../keys/authenticator";
+import { WrongMasterKeyError } from "../secrets/cipher";
 import { writeUnit, type UnitOfWork } from "../unit-of-work";
 import { errorBody } from "./error-envelope";
 import { beginIdempotent, fingerprint, idempotencyKeyFrom, type IdempotencySession } from "./idempotency";
@@ -48,9 +49,17 @@ function toResponse(reply: RenderedReply, requestId: string): HTTPResponse {
   return new HTTPResponse(reply.status === 204 ? null : reply.body, { status: reply.status, headers });
 }
 
-/** Anything not an ApiError is a bug: logged in full, answered with a generic 500. */
+/**
+ * Anything not an ApiError is a bug: logged in full, answered with a generic 500.
+ * Except a decryption failure (wrong master key, altered ciphertext): the operator's
+ * to fix, and no fault of the caller's, so 503 `master_key_mismatch`.
+ */
 export function asApiError(app: AppContext, error: unknown, requestId: string): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof WrongMasterKeyError) {
+    app.log.error({ request_id: requestId, reason: error.message }, "stored data cannot be decrypted");
+    return errors.masterKeyMismatch();
+  }
   app.log.error({ err: error, request_id: requestId }, "unhandled error");
   return errors.internal();
 }

@@ -40,6 +40,12 @@ export class Cipher {
     return `${VERSION}.${this.keyId}.${Buffer.concat([iv, cipher.getAuthTag(), data]).toString("base64")}`;
   }
 
+  /** Whether `sealed` was written with this key (judged by its key id, without decrypting). */
+  sealedWithThisKey(sealed: string): boolean {
+    const [version, keyId] = sealed.split(".");
+    return version === VERSION && keyId === this.keyId;
+  }
+
   decrypt(sealed: string, aad: string): string {
     const [version, keyId, payload] = sealed.split(".");
     if (version !== VERSION || payload === undefined || keyId !== this.keyId) throw new WrongMasterKeyError();
