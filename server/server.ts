@@ -7,7 +7,7 @@ import { seedSandboxAccount } from "./accounts/seed-sandbox-account";
 import { paymentRoutes } from "./payments/routes";
 import { routingRoutes } from "./routing/routes";
 import { tokenRoutes } from "./tokens/routes";
-import { assertDevModeAllowed, devModeActor, type DevSeeder } from "./dev-mode";
+import { assertDevModeAllowed, assertNoLiveAccess, devModeActor, type DevSeeder } from "./dev-mode";
 import { healthRoutes } from "./health/routes";
 import { scheduleIdempotencyPurge } from "./jobs/idempotency-purge";
 import { Authenticator } from "./keys/authenticator";
@@ -53,6 +53,7 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   const cipher = new Cipher(loadMasterKey(config));
   try {
     await checkMasterKey(store.db, cipher, config);
+    if (config.devMode) await assertNoLiveAccess(store.db, config.dataDir);
   } catch (error) {
     await store.close();
     throw error;

@@ -1,5 +1,6 @@
 import { HTTPResponse, type H3Event } from "h3";
 import type { AppContext } from "../app-context";
+import { devRequestRefusal } from "../dev-mode";
 import { ApiError, errors } from "../errors";
 import { ANONYMOUS, type Actor } from "../keys/actor";
 import { requireScope } from "../keys/authenticator";
@@ -105,6 +106,10 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
   let rendered: RenderedReply;
   let errorCode: string | undefined;
   try {
+    if (app.config.devMode) {
+      const refusal = devRequestRefusal(route.method, headers);
+      if (refusal) throw refusal;
+    }
     if (route.scope) {
       actor = await app.auth.authenticate(headers.get("authorization"));
       requireScope(actor, route.scope);
