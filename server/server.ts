@@ -18,6 +18,7 @@ import { loadMasterKey } from "./secrets/master-key";
 import { checkMasterKey } from "./secrets/master-key-check";
 import { webhookRoutes } from "./webhooks/routes";
 import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
+import { selfAddress } from "./webhooks/url-policy";
 import { FINGERPRINT_KEY_LABEL } from "./http/idempotency";
 import { listenOn, type Listening } from "./http/listen";
 import { createRouter } from "./http/router";
@@ -63,7 +64,7 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   const writes = new GroupCommit(store.db);
   const { log, requests: requestLog } = loggers;
   const fingerprintKey = cipher.deriveKey(FINGERPRINT_KEY_LABEL);
-  return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, fingerprintKey, webhooks: NO_DELIVERY, closers: [() => auth.close()] };
+  return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, fingerprintKey, self: undefined, webhooks: NO_DELIVERY, closers: [() => auth.close()] };
 }
 
 /** Runs the shutdown hooks, then closes the database. */
@@ -95,6 +96,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await closeAppContext(app);
     throw error;
   }
+  app.self = selfAddress(config.host, listening.port);
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   let closing: Promise<void> | undefined;
   const close = () => {
