@@ -1,6 +1,7 @@
+import { networkInterfaces } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { guardedLookup } from "../../server/webhooks/send";
-import { addressRefusal, checkEndpointUrl, embeddedIpv4, selfAddress } from "../../server/webhooks/url-policy";
+import { addressRefusal, checkEndpointUrl, embeddedIpv4, selfAddress, selfRefusal } from "../../server/webhooks/url-policy";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
 import { emitEvent, sleep } from "./support";
@@ -135,6 +136,17 @@ describe("webhook targets: the IANA special-purpose registries", () => {
     expect(embeddedIpv4("2002:102:304:5::6")).toEqual({ ipv4: "1.2.3.4", form: "a 6to4 address" });
     expect(embeddedIpv4("2001:0:4136:e378:8000:63bf:fefd:fcfb")).toEqual({ ipv4: "1.2.3.4", form: "a Teredo address" });
     for (const plain of ["::1", "::", "2606:4700::1111", "fe80::1"]) expect(embeddedIpv4(plain), plain).toBeUndefined();
+  });
+
+  it("paygate's own address: the listen host, and every interface address when listening on all of them", () => {
+    const own = selfAddress("192.0.2.5", 8080);
+    expect(selfRefusal("192.0.2.5", 8080, own)).toMatch(/paygate's own address/);
+    expect(selfRefusal("192.0.2.6", 8080, own)).toBeUndefined();
+    expect(selfRefusal("192.0.2.5", 8081, own)).toBeUndefined();
+    const everywhere = selfAddress("0.0.0.0", 8080);
+    const interfaces = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((entry) => entry.address));
+    expect(interfaces.length).toBeGreaterThan(0);
+    for (const address of interfaces) expect(selfRefusal(address, 8080, everywhere), address).toMatch(/paygate's own address/);
   });
 
   it("a name resolving to paygate's own address and port is refused at connect time", async () => {
