@@ -31,3 +31,8 @@ export function loadMasterKey(config: Pick<Config, "masterKey" | "dataDir">): Bu
   if (key.length !== 32) throw new Error(`${file} does not hold a base64 32-byte key`);
   return key;
 }
+
+/** The setting that supplies the master key, as the operator would name it. */
+export function masterKeySetting(config: Pick<Config, "masterKey" | "dataDir">): string {
+  return config.masterKey ? "PAYGATE_MASTER_KEY" : join(config.dataDir, MASTER_KEY_FILE);
+}

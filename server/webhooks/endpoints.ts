@@ -8,7 +8,7 @@ import { isoNow, newWebhookEndpointId } from "../ids";
 import { toPage, type ListPage, type ListParams } from "../pagination";
 import type { Cipher } from "../secrets/cipher";
 import { newSigningSecret, ROTATION_GRACE_MS, sealSecret } from "./signing-secrets";
-import { checkEndpointUrl } from "./url-policy";
+import { checkEndpointUrl, type SelfAddress } from "./url-policy";
 
 /** What an endpoint subscribes to: event types, or `"*"` for all of them. */
 export type Subscription = EventType | "*";
@@ -73,7 +73,8 @@ export interface NewEndpointInput {
  */
 export const MAX_ENDPOINTS = 16;
 
-export async function createEndpoint(db: Db, cipher: Cipher, owner: Owner, input: NewEndpointInput): Promise<WebhookEndpoint> {
+/** `self`: paygate's listening address, which no endpoint may target. */
+export async function createEndpoint(db: Db, cipher: Cipher, owner: Owner, input: NewEndpointInput, self: SelfAddress | undefined): Promise<WebhookEndpoint> {
   if ((await countEndpoints(db, owner)) >= MAX_ENDPOINTS) {
     throw new ApiError(
       400,
@@ -88,7 +89,7 @@ export async function createEndpoint(db: Db, cipher: Cipher, owner: Owner, input
     id,
     merchant_id: owner.merchantId,
     mode: owner.mode,
-    url: checkEndpointUrl(input.url, owner.mode),
+    url: checkEndpointUrl(input.url, owner.mode, self),
     event_types: JSON.stringify([...new Set(input.event_types)]),
     description: input.description ?? null,
     status: "enabled",
@@ -118,10 +119,10 @@ export interface EndpointPatch {
   status?: "enabled" | "disabled" | undefined;
 }
 
-export async function updateEndpoint(db: Db, owner: Owner, id: string, patch: EndpointPatch): Promise<WebhookEndpoint> {
+export async function updateEndpoint(db: Db, owner: Owner, id: string, patch: EndpointPatch, self: SelfAddress | undefined): Promise<WebhookEndpoint> {
   const row = await getEndpointRow(db, owner, id);
   const update = {
-    ...(patch.url !== undefined && { url: checkEndpointUrl(patch.url, owner.mode) }),
+    ...(patch.url !== undefined && { url: checkEndpointUrl(patch.url, owner.mode, self) }),
     ...(patch.event_types !== undefined && { event_types: JSON.stringify([...new Set(patch.event_types)]) }),
     ...(patch.description !== undefined && { description: patch.description }),
     ...(patch.status !== undefined && { status: patch.status }),

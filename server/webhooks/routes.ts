@@ -34,7 +34,7 @@ export function webhookRoutes(app: AppContext): Route[] {
       secretFields: ["secret"],
       handle: (req) => {
         const input = parse(createBody, req.body);
-        return req.unit.commit((trx) => createEndpoint(trx, app.cipher, req.actor, input));
+        return req.unit.commit((trx) => createEndpoint(trx, app.cipher, req.actor, input, app.self));
       },
       present: (endpoint) => json(201, endpoint),
     }),
@@ -58,7 +58,7 @@ export function webhookRoutes(app: AppContext): Route[] {
       scope: "webhooks:write",
       handle: (req) => {
         const patch = parse(updateBody, req.body);
-        return req.unit.commit((trx) => updateEndpoint(trx, req.actor, id(req.params), patch));
+        return req.unit.commit((trx) => updateEndpoint(trx, req.actor, id(req.params), patch, app.self));
       },
       present: (endpoint) => json(200, endpoint),
     }),
