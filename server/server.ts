@@ -15,6 +15,7 @@ import { keyRoutes } from "./keys/routes";
 import { merchantRoutes } from "./merchants/routes";
 import { Cipher } from "./secrets/cipher";
 import { loadMasterKey } from "./secrets/master-key";
+import { settleInterruptedRotation } from "./secrets/rotate-master-key";
 import { webhookRoutes } from "./webhooks/routes";
 import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
 import { listenOn, type Listening } from "./http/listen";
@@ -48,6 +49,7 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   const store = openStore(config.dataDir, { busyTimeoutMs: config.busyTimeoutMs });
   await migrate(store.db);
   const cache = new MemoryCache();
+  await settleInterruptedRotation(store.db, config);
   const cipher = new Cipher(loadMasterKey(config));
   const devActor = config.devMode ? await devModeActor({ db: store.db, cipher }, DEV_SEEDERS) : undefined;
   const { log, requests: requestLog } = loggers;
