@@ -1,9 +1,12 @@
 import { Command, CommanderError } from "commander";
 import { VERSION } from "../server/app-context";
 import { registerAccounts } from "./commands/accounts";
+import { registerBackup } from "./commands/backup";
 import { registerKeys } from "./commands/keys";
+import { registerMasterKey } from "./commands/master-key";
 import { registerMerchants } from "./commands/merchants";
 import { registerMigrate } from "./commands/migrate";
+import { registerRestore } from "./commands/restore";
 import { registerSandbox } from "./commands/sandbox";
 import { registerSecrets } from "./commands/secrets";
 import { registerServe } from "./commands/serve";
@@ -24,6 +27,9 @@ export function buildProgram(): Command {
   registerAccounts(program);
   registerSecrets(program);
   registerWebhooks(program);
+  registerBackup(program);
+  registerRestore(program);
+  registerMasterKey(program);
   return program;
 }
 

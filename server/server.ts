@@ -16,6 +16,7 @@ import { merchantRoutes } from "./merchants/routes";
 import { Cipher } from "./secrets/cipher";
 import { loadMasterKey } from "./secrets/master-key";
 import { checkMasterKey } from "./secrets/master-key-check";
+import { settleInterruptedRotation } from "./secrets/rotate-master-key";
 import { webhookRoutes } from "./webhooks/routes";
 import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
 import { selfAddress } from "./webhooks/url-policy";
@@ -51,8 +52,10 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   const store = openStore(config.dataDir, { busyTimeoutMs: config.busyTimeoutMs });
   await migrate(store.db);
   const cache = new MemoryCache();
-  const cipher = new Cipher(loadMasterKey(config));
+  let cipher: Cipher;
   try {
+    await settleInterruptedRotation(store.db, config);
+    cipher = new Cipher(loadMasterKey(config));
     await checkMasterKey(store.db, cipher, config);
     if (config.devMode) await assertNoLiveAccess(store.db, config.dataDir);
   } catch (error) {

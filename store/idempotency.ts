@@ -136,3 +136,12 @@ export async function purgeExpiredIdempotencyKeys(db: Db, now: number): Promise<
   const result = await db.deleteFrom("idempotency_keys").where("expires_at", "<=", now).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/**
+ * Forgets every stored fingerprint (their key changed: a master-key rotation, or the
+ * unkeyed ones of earlier versions): such a key replays its answer for any parameters
+ * until it expires.
+ */
+export async function scrubFingerprints(db: Db): Promise<void> {
+  await db.updateTable("idempotency_keys").set({ fingerprint: SCRUBBED_FINGERPRINT }).execute();
+}

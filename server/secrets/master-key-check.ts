@@ -5,7 +5,7 @@ import { ConfigError, type Config } from "../config";
 import { WrongMasterKeyError, type Cipher } from "./cipher";
 import { masterKeySetting } from "./master-key";
 
-const CANARY_SETTING = "master_key_canary";
+export const CANARY_SETTING = "master_key_canary";
 const CANARY_TEXT = "paygate master key canary";
 
 /**
