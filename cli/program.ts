@@ -6,6 +6,7 @@ import { registerKeys } from "./commands/keys";
 import { registerMasterKey } from "./commands/master-key";
 import { registerMerchants } from "./commands/merchants";
 import { registerMigrate } from "./commands/migrate";
+import { registerOpenApi } from "./commands/openapi";
 import { registerRestore } from "./commands/restore";
 import { registerSandbox } from "./commands/sandbox";
 import { registerSecrets } from "./commands/secrets";
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   registerBackup(program);
   registerRestore(program);
   registerMasterKey(program);
+  registerOpenApi(program);
   return program;
 }
 

@@ -2,12 +2,13 @@ import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { json, route, type Route } from "../http/route";
 import { parse } from "../http/validate";
-import { listParams } from "../pagination";
-import { getEventRow, listEvents, withDeliveries } from "../webhooks/events-api";
+import { listOf, listParams, listQuery } from "../pagination";
+import { eventWithDeliveriesSchema, getEventRow, listEvents, withDeliveries } from "../webhooks/events-api";
 import { replayDeliveries } from "../webhooks/replay";
-import { EVENT_TYPES } from "./event";
+import { EVENT_TYPES, eventSchema } from "./event";
 
-const typeFilter = z.enum(EVENT_TYPES, { error: `type must be one of ${EVENT_TYPES.join(", ")}.` }).optional();
+const typeFilter = z.object({ type: z.enum(EVENT_TYPES, { error: `type must be one of ${EVENT_TYPES.join(", ")}.` }).optional() });
+const eventNotFound = { 404: ["event_not_found"] };
 
 /** `/v1/events…`: the merchant's events (in the key's mode), their deliveries, and replay. */
 export function eventRoutes(app: AppContext): Route[] {
@@ -16,13 +17,19 @@ export function eventRoutes(app: AppContext): Route[] {
       method: "GET",
       path: "/v1/events",
       scope: "webhooks:read",
-      handle: (req) => listEvents(app.db, req.actor, listParams(req.query), parse(z.object({ type: typeFilter }), { type: req.query.get("type") ?? undefined }).type),
+      summary: "List events, newest first",
+      query: listQuery.extend(typeFilter.shape),
+      responses: { 200: listOf(eventSchema) },
+      handle: (req) => listEvents(app.db, req.actor, listParams(req.query), parse(typeFilter, { type: req.query.get("type") ?? undefined }).type),
       present: (page) => json(200, page),
     }),
     route({
       method: "GET",
       path: "/v1/events/:id",
       scope: "webhooks:read",
+      summary: "Retrieve an event with its deliveries",
+      responses: { 200: eventWithDeliveriesSchema },
+      errors: eventNotFound,
       handle: async (req) => withDeliveries(app.db, await getEventRow(app.db, req.actor, req.params.id as string)),
       present: (event) => json(200, event),
     }),
@@ -30,8 +37,11 @@ export function eventRoutes(app: AppContext): Route[] {
       method: "POST",
       path: "/v1/events/:id/replay",
       scope: "webhooks:write",
+      summary: "Deliver an event again to every endpoint it went to",
+      body: z.strictObject({}),
+      responses: { 200: eventWithDeliveriesSchema },
+      errors: eventNotFound,
       handle: async (req) => {
-        parse(z.strictObject({}), req.body);
         const event = await getEventRow(app.db, req.actor, req.params.id as string);
         const replayed = await req.unit.commit(async (trx) => {
           await replayDeliveries(trx, { eventIds: [event.id], owner: req.actor });

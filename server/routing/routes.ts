@@ -3,8 +3,7 @@ import type { AppContext } from "../app-context";
 import { CONNECTOR_IDS } from "../connectors/registry";
 import type { ConnectorId } from "../connectors/connector";
 import { json, route, type Route } from "../http/route";
-import { parse } from "../http/validate";
-import { getMerchantRouting, setMerchantRouting } from "./routing";
+import { getMerchantRouting, routingSchema, setMerchantRouting } from "./routing";
 
 const putBody = z.strictObject({ connectors: z.array(z.enum(CONNECTOR_IDS as [ConnectorId, ...ConnectorId[]])).max(CONNECTOR_IDS.length) });
 
@@ -15,6 +14,8 @@ export function routingRoutes(app: AppContext): Route[] {
       method: "GET",
       path: "/v1/routing",
       scope: "payments:read",
+      summary: "The connector priority for the caller's merchant and mode",
+      responses: { 200: routingSchema },
       handle: (req) => getMerchantRouting(app.db, req.actor.merchantId, req.actor.mode),
       present: (routing) => json(200, routing),
     }),
@@ -22,7 +23,10 @@ export function routingRoutes(app: AppContext): Route[] {
       method: "PUT",
       path: "/v1/routing",
       scope: "routing:write",
-      handle: (req) => setMerchantRouting(app.db, req.actor.merchantId, req.actor.mode, parse(putBody, req.body).connectors),
+      summary: "Set the connector priority for the caller's merchant and mode",
+      body: putBody,
+      responses: { 200: routingSchema },
+      handle: (req) => setMerchantRouting(app.db, req.actor.merchantId, req.actor.mode, req.body.connectors),
       present: (routing) => json(200, routing),
     }),
   ];
