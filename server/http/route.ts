@@ -58,6 +58,8 @@ export interface Route<T = unknown, B = Record<string, unknown>> {
   body?: z.ZodType<B>;
   /** The query parameters, for the API reference; the handler reads them with the same schema. */
   query?: z.ZodObject;
+  /** Request headers the handler reads (beyond auth and Idempotency-Key), for the API reference. */
+  headers?: z.ZodObject;
   /** Success answers by status: the body's schema, or `null` for an empty body. */
   responses: Readonly<Record<number, z.ZodType | null>>;
   errors?: ErrorCodes;

@@ -98,11 +98,11 @@ class ComponentSet {
 
 const REQUEST_ID_HEADER = { "X-Request-Id": { $ref: "#/components/headers/RequestId" } };
 
-function queryParameters(query: z.ZodObject): Json[] {
-  const schema = z.toJSONSchema(query, { io: "input" }) as { properties?: Record<string, Json>; required?: string[] };
+function parametersOf(place: "query" | "header", object: z.ZodObject): Json[] {
+  const schema = z.toJSONSchema(object, { io: "input" }) as { properties?: Record<string, Json>; required?: string[] };
   return Object.entries(schema.properties ?? {}).map(([name, property]) => {
     const { description, ...rest } = property;
-    return { name, in: "query", required: schema.required?.includes(name) ?? false, schema: rest, ...(description !== undefined && { description }) };
+    return { name, in: place, required: schema.required?.includes(name) ?? false, schema: rest, ...(description !== undefined && { description }) };
   });
 }
 
@@ -122,7 +122,8 @@ function operation(route: Route, requests: ComponentSet, responses: ComponentSet
   const id = operationId(route);
   const parameters: Json[] = [
     ...pathParams(route.path).map((name) => ({ name, in: "path", required: true, schema: { type: "string" } })),
-    ...(route.query ? queryParameters(route.query) : []),
+    ...(route.query ? parametersOf("query", route.query) : []),
+    ...(route.headers ? parametersOf("header", route.headers) : []),
   ];
   if (isIdempotent(route)) {
     parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { ApiError } from "../errors";
 import { json, route, type ErrorCodes, type Route, type RouteRequest } from "../http/route";
@@ -24,6 +25,11 @@ const ACCOUNT_AND_PROCESSOR: ErrorCodes = {
   504: ["connector_timeout"],
 };
 
+/** The account selector header (CONTRACT §6), read by `writeContext`. */
+const accountHeader = z.object({
+  "X-Connector-Account": z.string().optional().meta({ description: "Selects the connector account (`ca_` short id or UUID); must agree with the connector_account field." }),
+});
+
 /** A declined new payment is answered with the spec's 502 envelope, plus its id. */
 function presentNew(payment: Payment) {
   if (payment.status === "failed") {
@@ -44,6 +50,7 @@ export function paymentRoutes(app: AppContext): Route[] {
       scope: "payments:write",
       summary: kind === "sale" ? "Authorize and capture a card token in one step" : "Authorize a card token (capture later)",
       body: newPaymentBody,
+      headers: accountHeader,
       responses: { 201: paymentSchema },
       errors: { ...ACCOUNT_AND_PROCESSOR, 404: ["token_not_found", "connector_account_not_found"], 409: [...(ACCOUNT_AND_PROCESSOR[409] ?? []), "idempotency_key_reused"] },
       handle: (req) => createPayment(app, req.actor, req.body, kind, writeContext(req)),
@@ -57,6 +64,7 @@ export function paymentRoutes(app: AppContext): Route[] {
       scope: "payments:write",
       summary: `${operation[0]?.toUpperCase()}${operation.slice(1)} a payment`,
       body: schemas[operation],
+      headers: accountHeader,
       responses: { 200: paymentSchema },
       errors: {
         ...ACCOUNT_AND_PROCESSOR,

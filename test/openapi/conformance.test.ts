@@ -9,7 +9,7 @@ import { runCli } from "../support/cli";
 import { futureExpiry } from "../support/expiry";
 import { bootServer, type TestServer } from "../support/harness";
 import { CARDS, seedSandboxMerchant } from "../support/payments";
-import { auth, type SeededMerchant } from "../support/seed";
+import { auth } from "../support/seed";
 
 type Json = Record<string, any>;
 type Method = "get" | "post" | "put" | "patch" | "delete";
@@ -19,7 +19,7 @@ const token = (part: string) => part.replaceAll("~", "~0").replaceAll("/", "~1")
 
 describe("the OpenAPI document", () => {
   let server: TestServer;
-  let m: SeededMerchant;
+  let m: Awaited<ReturnType<typeof seedSandboxMerchant>>;
   let doc: Json;
   let ajv: Ajv2020;
   /** `operationId` -> statuses seen from the live server, each validated against the document. */
@@ -51,7 +51,7 @@ describe("the OpenAPI document", () => {
   async function call(
     method: Method,
     template: string,
-    options: { params?: Record<string, string>; key?: string | null; body?: unknown; query?: string; idempotencyKey?: string | null } = {},
+    options: { params?: Record<string, string>; key?: string | null; body?: unknown; query?: string; idempotencyKey?: string | null; headers?: Record<string, string> } = {},
   ): Promise<{ status: number; body: any }> {
     const op = doc.paths[template]?.[method];
     expect(op, `${method.toUpperCase()} ${template} is not in the document`).toBeDefined();
@@ -59,6 +59,7 @@ describe("the OpenAPI document", () => {
     const headers: Record<string, string> = {};
     if (options.key !== null) Object.assign(headers, auth(options.key ?? m.secret));
     if (options.idempotencyKey === null) delete headers["idempotency-key"];
+    Object.assign(headers, options.headers);
     const res = await server.request(path + (options.query ?? ""), { method: method.toUpperCase(), headers, ...(options.body !== undefined && { json: options.body }) });
     const text = await res.text();
     const where = `${method.toUpperCase()} ${path} answered ${res.status} ${text.slice(0, 300)}`;
@@ -106,6 +107,7 @@ describe("the OpenAPI document", () => {
     expect(doc.paths["/v1/payments/capture"].post.parameters).toContainEqual(idempotency);
     expect(doc.paths["/admin/merchants/{merchantId}/connector-accounts/{caid}"].patch.parameters).toContainEqual(idempotency);
     expect(doc.paths["/v1/routing"].put.parameters ?? []).not.toContainEqual(idempotency);
+    expect(doc.paths["/v1/payments/sale"].post.parameters).toContainEqual(expect.objectContaining({ name: "X-Connector-Account", in: "header", required: false }));
   });
 
   it("is what `paygate openapi` prints", async () => {
@@ -174,7 +176,8 @@ describe("the OpenAPI document", () => {
     expect((await call("post", "/v1/payments/void", { body: { payment_id: authorized.id } })).status).toBe(409);
     const toVoid = (await call("post", "/v1/payments/authorize", { body: { amount: 500, currency: "usd", capture_method: "manual", gateway_token: await token() } })).body;
     expect((await call("post", "/v1/payments/void", { body: { payment_id: toVoid.id } })).status).toBe(200);
-    expect((await call("post", "/v1/payments/sale", { body: { amount: 700, currency: "usd", gateway_token: await token() } })).status).toBe(201);
+    const viaHeader = { "x-connector-account": m.accountShortId };
+    expect((await call("post", "/v1/payments/sale", { body: { amount: 700, currency: "usd", gateway_token: await token() }, headers: viaHeader })).status).toBe(201);
     expect((await call("post", "/v1/payments/sale", { body: { amount: 700, currency: "usd", gateway_token: await token(CARDS.generic_decline) } })).status).toBe(502);
     expect((await call("post", "/v1/payments/sale", { body: { amount: 700, currency: "usd", gateway_token: "tok_test_nope" } })).status).toBe(404);
     expect((await call("post", "/v1/payments/refund", { body: { payment_id: authorized.id, amount: 99_999 } })).status).toBe(400);
