@@ -36,7 +36,7 @@ const add = (codes: Record<number, string[]>, status: number, ...list: string[])
  * Every error a route can answer: what the pipeline adds from the route's declaration
  * (development mode, auth, body, schemas, idempotency), then what the route declares.
  */
-export function errorCodes(route: Route): Record<number, string[]> {
+function errorCodes(route: Route): Record<number, string[]> {
   const codes: Record<number, string[]> = {};
   add(codes, 403, "host_not_allowed");
   add(codes, 500, "api_error");
