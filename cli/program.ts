@@ -1,11 +1,12 @@
 import { Command, CommanderError } from "commander";
-import { VERSION } from "../server/app-context";
+import { VERSION_LINE } from "../server/health/runtime";
 import { registerAccounts } from "./commands/accounts";
 import { registerKeys } from "./commands/keys";
 import { registerMerchants } from "./commands/merchants";
 import { registerMigrate } from "./commands/migrate";
 import { registerSandbox } from "./commands/sandbox";
 import { registerSecrets } from "./commands/secrets";
+import { registerSelfCheck } from "./commands/self-check";
 import { registerServe } from "./commands/serve";
 import { registerWebhooks } from "./commands/webhooks";
 import { EXIT_USAGE, fail } from "./exit";
@@ -13,7 +14,7 @@ import { EXIT_USAGE, fail } from "./exit";
 export function buildProgram(): Command {
   const program = new Command("paygate")
     .description("A self-hostable payment gateway in one executable")
-    .version(VERSION, "-v, --version")
+    .version(VERSION_LINE, "-v, --version")
     .showHelpAfterError()
     .exitOverride();
   registerServe(program);
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerAccounts(program);
   registerSecrets(program);
   registerWebhooks(program);
+  registerSelfCheck(program);
   return program;
 }
 
