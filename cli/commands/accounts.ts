@@ -41,7 +41,7 @@ export function registerAccounts(program: Command): void {
           credential_ref: flags.credentialRef,
           is_default: flags.default === true,
         });
-        const account = await createConnectorAccount(app, await getMerchant(app.db, flags.merchant), input);
+        const account = await createConnectorAccount(app, await getMerchant(app.db, flags.merchant), input, undefined);
         printResult(flags.json, account, [account], ["id", ...COLUMNS]);
       }),
     );
@@ -68,7 +68,7 @@ export function registerAccounts(program: Command): void {
           ...(flags.credentialRef !== undefined && { credential_ref: flags.credentialRef }),
           ...defaultFlag(flags),
         });
-        const updated = await updateAccount(app, await getMerchant(app.db, flags.merchant), account, update);
+        const updated = await updateAccount(app, await getMerchant(app.db, flags.merchant), account, update, undefined);
         printResult(flags.json, updated, [updated], COLUMNS);
       }),
     );
@@ -77,7 +77,7 @@ export function registerAccounts(program: Command): void {
     .requiredOption("--merchant <id>", "merchant UUID or mrc_ short id")
     .action((account: string, flags: AccountFlags) =>
       withApp(flags, async (app) => {
-        await deactivateAccount(app.db, await getMerchant(app.db, flags.merchant), account);
+        await deactivateAccount(app.db, await getMerchant(app.db, flags.merchant), account, undefined);
         if (flags.json) process.stdout.write(`${JSON.stringify({ deleted: account })}\n`);
         else process.stdout.write(`deactivated ${account}\n`);
       }),

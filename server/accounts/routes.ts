@@ -41,7 +41,7 @@ export function accountRoutes(app: AppContext): Route[] {
       handle: async (req) => {
         const input = parse(newAccountBody, req.body);
         const merchant = await merchantOf(req.params);
-        return req.unit.commit((trx) => createConnectorAccount({ db: trx, cipher: app.cipher }, merchant, input));
+        return req.unit.commit((trx) => createConnectorAccount({ db: trx, cipher: app.cipher }, merchant, input, req.actor.mode));
       },
       present: (account) => json(201, account),
     }),
@@ -49,14 +49,14 @@ export function accountRoutes(app: AppContext): Route[] {
       method: "GET",
       path: BASE,
       scope: "admin",
-      handle: async (req) => pageMerchantAccounts(app.db, await merchantOf(req.params), req.query.get("include_inactive") === "true", listParams(req.query)),
+      handle: async (req) => pageMerchantAccounts(app.db, await merchantOf(req.params), req.query.get("include_inactive") === "true", listParams(req.query), req.actor.mode),
       present: (page) => json(200, page),
     }),
     route({
       method: "GET",
       path: `${BASE}/:caid`,
       scope: "admin",
-      handle: async (req) => getConnectorAccount(app.db, await merchantOf(req.params), req.params.caid as string),
+      handle: async (req) => getConnectorAccount(app.db, await merchantOf(req.params), req.params.caid as string, req.actor.mode),
       present: (account) => json(200, account),
     }),
     route({
@@ -70,7 +70,7 @@ export function accountRoutes(app: AppContext): Route[] {
           throw errors.invalid("is_active", "is_active cannot be changed with PATCH: DELETE deactivates an account, and v2.3 has no reactivation.");
         }
         const merchant = await merchantOf(req.params);
-        return req.unit.commit((trx) => updateAccount({ db: trx, cipher: app.cipher }, merchant, req.params.caid as string, update));
+        return req.unit.commit((trx) => updateAccount({ db: trx, cipher: app.cipher }, merchant, req.params.caid as string, update, req.actor.mode));
       },
       present: (account) => json(200, account),
     }),
@@ -81,7 +81,7 @@ export function accountRoutes(app: AppContext): Route[] {
       idempotent: true,
       handle: async (req) => {
         const merchant = await merchantOf(req.params);
-        return req.unit.commit((trx) => deactivateAccount(trx, merchant, req.params.caid as string));
+        return req.unit.commit((trx) => deactivateAccount(trx, merchant, req.params.caid as string, req.actor.mode));
       },
       present: () => ({ status: 204 }),
     }),

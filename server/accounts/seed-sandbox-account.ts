@@ -18,5 +18,5 @@ export async function seedSandboxAccount(deps: SecretDeps, merchant: Merchant): 
     label: "sandbox",
     is_default: true,
     credential_ref: `secret://${path}`,
-  });
+  }, "test");
 }

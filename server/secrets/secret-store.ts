@@ -34,7 +34,13 @@ export function parseCredentialRef(ref: string, param = "credential_ref"): Crede
   const secret = /^secret:\/\/(.+)$/.exec(ref);
   if (secret && isSecretPath(secret[1] as string)) return { scheme: "secret", path: secret[1] as string };
   const env = /^env:\/\/(.+)$/.exec(ref);
-  if (env && ENV_PATTERN.test(env[1] as string)) return { scheme: "env", variable: env[1] as string };
+  if (env && ENV_PATTERN.test(env[1] as string)) {
+    // paygate's own settings (the master key among them) are never a processor's credential.
+    if (/^PAYGATE_/i.test(env[1] as string)) {
+      throw new ApiError(400, "parameter_invalid", "credential_ref cannot name a PAYGATE_* variable: those are paygate's own settings, the master key among them.", { param });
+    }
+    return { scheme: "env", variable: env[1] as string };
+  }
   throw new ApiError(400, "parameter_invalid", "credential_ref must be secret://<path> (paygate's secret store) or env://<VARIABLE>.", { param });
 }
 

@@ -56,7 +56,7 @@ describe("test and live data of one merchant never mix", () => {
     await putSecret(server.app, "modes/stripe", JSON.stringify({ api_key: "sk_live_fake", webhook_secret: "whsec_fake" }));
     const account = await server.request(`/admin/merchants/${m.merchant.id}/connector-accounts`, {
       method: "POST",
-      headers: auth(m.admin),
+      headers: auth(await liveSecretKey(server, m.merchant.id, "admin")),
       json: { connector_id: "stripe", mode: "live", key_kind: "api_key", label: "main", credential_ref: "secret://modes/stripe" },
     });
     expect(account.status).toBe(201);

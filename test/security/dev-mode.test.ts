@@ -100,7 +100,7 @@ describe("development mode start", () => {
     await createApiKey(seeding[0].app.db, { merchantId: merchant.id, name: "live", type: "secret", mode: "live", role: "merchant" }, undefined);
     const other = await createMerchant(seeding[1].app.db, "Live");
     await putSecret(seeding[1].app, "live/nmi", "security-key");
-    await createConnectorAccount(seeding[1].app, other, { connector_id: "nmi", mode: "live", key_kind: "security_key", label: "main", credential_ref: "secret://live/nmi", is_default: true });
+    await createConnectorAccount(seeding[1].app, other, { connector_id: "nmi", mode: "live", key_kind: "security_key", label: "main", credential_ref: "secret://live/nmi", is_default: true }, undefined);
     for (const server of seeding) await server.close();
 
     for (const data of [withKey, withAccount]) {

@@ -30,10 +30,11 @@ export function auth(key: string, idempotencyKey: string = `idem-${Date.now()}-$
 }
 
 /**
- * A live secret key for `merchantId`, minted as the operator does (the CLI): no test
- * key, admin included, may mint a live one over the API.
+ * A live secret key for `merchantId` (role `admin` for the admin API's live accounts),
+ * minted as the operator does (the CLI): no test key, admin included, may mint a live
+ * one over the API.
  */
-export async function liveSecretKey(server: TestServer, merchantId: string): Promise<string> {
-  const key = await createApiKey(server.app.db, { merchantId, name: "live", type: "secret", mode: "live", role: "merchant" }, undefined);
+export async function liveSecretKey(server: TestServer, merchantId: string, role: "merchant" | "admin" = "merchant"): Promise<string> {
+  const key = await createApiKey(server.app.db, { merchantId, name: `live ${role}`, type: "secret", mode: "live", role }, undefined);
   return key.key as string;
 }
