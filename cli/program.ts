@@ -11,6 +11,10 @@ import { registerSandbox } from "./commands/sandbox";
 import { registerSecrets } from "./commands/secrets";
 import { registerServe } from "./commands/serve";
 import { registerWebhooks } from "./commands/webhooks";
+import { registerListen } from "./commands/listen";
+import { registerTrigger } from "./commands/trigger";
+import { registerEvents } from "./commands/events";
+import { registerReset } from "./commands/reset";
 import { EXIT_USAGE, fail } from "./exit";
 
 export function buildProgram(): Command {
@@ -30,6 +34,10 @@ export function buildProgram(): Command {
   registerBackup(program);
   registerRestore(program);
   registerMasterKey(program);
+  registerListen(program);
+  registerTrigger(program);
+  registerEvents(program);
+  registerReset(program);
   return program;
 }
 

@@ -18,6 +18,8 @@ import { loadMasterKey } from "./secrets/master-key";
 import { checkMasterKey } from "./secrets/master-key-check";
 import { settleInterruptedRotation } from "./secrets/rotate-master-key";
 import { webhookRoutes } from "./webhooks/routes";
+import { eventStreamRoutes } from "./events/stream-routes";
+import { testDataRoutes } from "./test-data/routes";
 import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
 import { selfAddress } from "./webhooks/url-policy";
 import { FINGERPRINT_KEY_LABEL } from "./http/idempotency";
@@ -41,7 +43,7 @@ export interface RunningServer {
 
 /** Every route of the API. */
 export function allRoutes(app: AppContext): Route[] {
-  return [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app), ...accountRoutes(app), ...routingRoutes(app), ...tokenRoutes(app), ...paymentRoutes(app), ...webhookRoutes(app)];
+  return [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app), ...accountRoutes(app), ...routingRoutes(app), ...tokenRoutes(app), ...paymentRoutes(app), ...webhookRoutes(app), ...eventStreamRoutes(app), ...testDataRoutes(app)];
 }
 
 /** What dev mode seeds for its merchant besides the merchant and key. */
