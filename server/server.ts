@@ -19,6 +19,7 @@ import { checkMasterKey } from "./secrets/master-key-check";
 import { settleInterruptedRotation } from "./secrets/rotate-master-key";
 import { webhookRoutes } from "./webhooks/routes";
 import { eventStreamRoutes } from "./events/stream-routes";
+import { endEventStreams } from "./events/stream";
 import { testDataRoutes } from "./test-data/routes";
 import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
 import { selfAddress } from "./webhooks/url-policy";
@@ -105,6 +106,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   let closing: Promise<void> | undefined;
   const close = () => {
+    if (!closing) endEventStreams(app.db);
     closing ??= listening.close(SHUTDOWN_GRACE_MS).then(() => closeAppContext(app));
     return closing;
   };

@@ -9,11 +9,7 @@ import { eventStream } from "./stream";
 const EVENT_ID = /^evt_[0-9a-z]{24}$/;
 
 const streamQuery = z.object({
-  types: z
-    .string()
-    .optional()
-    .transform((text) => (text ? text.split(",").map((t) => t.trim()) : []))
-    .pipe(z.array(z.enum(EVENT_TYPES, { error: `types must be a comma-separated list of ${EVENT_TYPES.join(", ")}.` }))),
+  types: z.array(z.enum(EVENT_TYPES, { error: `types must be a comma-separated list of ${EVENT_TYPES.join(", ")}.` })),
 });
 
 /**
@@ -27,7 +23,8 @@ export function eventStreamRoutes(app: AppContext): Route[] {
       path: "/v1/events/stream",
       scope: "webhooks:read",
       handle: async (req) => {
-        const { types } = parse(streamQuery, { types: req.query.get("types") ?? undefined });
+        const typesText = req.query.get("types");
+        const { types } = parse(streamQuery, { types: typesText ? typesText.split(",").map((t) => t.trim()) : [] });
         const after = req.headers.get("last-event-id") ?? undefined;
         if (after !== undefined && !EVENT_ID.test(after)) throw errors.invalid("Last-Event-ID", "Last-Event-ID must be an event id (evt_…).");
         return eventStream(app.db, { owner: { merchantId: req.actor.merchantId, mode: req.actor.mode }, types, after });

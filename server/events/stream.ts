@@ -25,6 +25,14 @@ export interface StreamOptions {
 
 const encoder = new TextEncoder();
 
+/** The open streams of each store, so shutdown can end them instead of waiting out its grace period. */
+const openStreams = new WeakMap<Db, Set<() => void>>();
+
+/** Ends every open stream on `db`; clients reconnect (with `Last-Event-ID`) to the next server. */
+export function endEventStreams(db: Db): void {
+  for (const end of openStreams.get(db) ?? []) end();
+}
+
 /** The id's creation time: `evt_` then 9 base-36 digits of milliseconds (server/ids.ts). */
 const idMillis = (id: string): number => parseInt(id.slice(4, 13), 36);
 const idFloor = (ms: number): string => `evt_${Math.max(0, ms).toString(36).padStart(9, "0")}`;
@@ -45,6 +53,15 @@ export function eventStream(db: Db, options: StreamOptions): ReadableStream<Uint
   let timer: NodeJS.Timeout | undefined;
   let wake: (() => void) | undefined;
   let lastWrite = Date.now();
+  const streams = openStreams.get(db) ?? new Set<() => void>();
+  openStreams.set(db, streams);
+  let end: () => void = () => undefined;
+  const stop = () => {
+    cancelled = true;
+    clearTimeout(timer);
+    wake?.();
+    streams.delete(end);
+  };
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -81,13 +98,20 @@ export function eventStream(db: Db, options: StreamOptions): ReadableStream<Uint
     return query.execute();
   }
 
-  function forget(now: number): void {
-    for (const [id, at] of seen) if (at < now - 2 * LOOKBACK_MS) seen.delete(id);
+  /** Ids below the look-back window are never read again: no need to remember them. */
+  function forget(): void {
+    const floorMs = idMillis(cursor as string) - LOOKBACK_MS;
+    for (const [id, at] of seen) if (at < floorMs) seen.delete(id);
   }
 
   return new ReadableStream<Uint8Array>(
     {
       async start(controller) {
+        end = () => {
+          stop();
+          controller.close();
+        };
+        streams.add(end);
         controller.enqueue(encoder.encode("retry: 1000\n\n"));
         if (cursor === undefined) cursor = await startCursor();
         // The client has everything up to its cursor: ids at or below it are known.
@@ -97,8 +121,10 @@ export function eventStream(db: Db, options: StreamOptions): ReadableStream<Uint
       async pull(controller) {
         while (!cancelled) {
           const now = Date.now();
-          forget(now);
-          const fresh = (await read(cursor as string)).filter((row) => !seen.has(row.id)).slice(0, BATCH);
+          forget();
+          const rows = await read(cursor as string);
+          if (cancelled) return;
+          const fresh = rows.filter((row) => !seen.has(row.id)).slice(0, BATCH);
           if (fresh.length > 0) {
             for (const row of fresh) {
               seen.set(row.id, idMillis(row.id));
@@ -116,11 +142,7 @@ export function eventStream(db: Db, options: StreamOptions): ReadableStream<Uint
           await sleep(STREAM_POLL_MS);
         }
       },
-      cancel() {
-        cancelled = true;
-        clearTimeout(timer);
-        wake?.();
-      },
+      cancel: stop,
     },
     { highWaterMark: 1 },
   );
