@@ -120,4 +120,17 @@ describe("GET /v1/events/stream", () => {
     const publishable = await server.request("/v1/events/stream", { headers: auth(shop.publishable) });
     expect(publishable.status).toBe(403);
   });
+
+  it("ends open streams cleanly when the server shuts down", async () => {
+    const second = await bootServer({ dataDir: server.dataDir });
+    const res = await fetch(`${second.url}/v1/events/stream`, { headers: { authorization: `Bearer ${shop.secret}` } });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    const closed = second.close();
+    // A stream left open would be cut when the grace period runs out: an error, not an end.
+    let end: IteratorResult<Uint8Array>;
+    do end = await reader.read();
+    while (!end.done);
+    await closed;
+  });
 });
