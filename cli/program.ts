@@ -12,6 +12,10 @@ import { registerSecrets } from "./commands/secrets";
 import { registerSelfCheck } from "./commands/self-check";
 import { registerServe } from "./commands/serve";
 import { registerWebhooks } from "./commands/webhooks";
+import { registerListen } from "./commands/listen";
+import { registerTrigger } from "./commands/trigger";
+import { registerEvents } from "./commands/events";
+import { registerReset } from "./commands/reset";
 import { EXIT_USAGE, fail } from "./exit";
 
 export function buildProgram(): Command {
@@ -32,6 +36,10 @@ export function buildProgram(): Command {
   registerRestore(program);
   registerMasterKey(program);
   registerSelfCheck(program);
+  registerListen(program);
+  registerTrigger(program);
+  registerEvents(program);
+  registerReset(program);
   return program;
 }
 

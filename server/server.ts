@@ -18,6 +18,9 @@ import { loadMasterKey } from "./secrets/master-key";
 import { checkMasterKey } from "./secrets/master-key-check";
 import { settleInterruptedRotation } from "./secrets/rotate-master-key";
 import { webhookRoutes } from "./webhooks/routes";
+import { eventStreamRoutes } from "./events/stream-routes";
+import { endEventStreams } from "./events/stream";
+import { testDataRoutes } from "./test-data/routes";
 import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
 import { selfAddress } from "./webhooks/url-policy";
 import { FINGERPRINT_KEY_LABEL } from "./http/idempotency";
@@ -41,7 +44,7 @@ export interface RunningServer {
 
 /** Every route of the API. */
 export function allRoutes(app: AppContext): Route[] {
-  return [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app), ...accountRoutes(app), ...routingRoutes(app), ...tokenRoutes(app), ...paymentRoutes(app), ...webhookRoutes(app)];
+  return [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app), ...accountRoutes(app), ...routingRoutes(app), ...tokenRoutes(app), ...paymentRoutes(app), ...webhookRoutes(app), ...eventStreamRoutes(app), ...testDataRoutes(app)];
 }
 
 /** What dev mode seeds for its merchant besides the merchant and key. */
@@ -103,6 +106,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   let closing: Promise<void> | undefined;
   const close = () => {
+    if (!closing) endEventStreams(app.db);
     closing ??= listening.close(SHUTDOWN_GRACE_MS).then(() => closeAppContext(app));
     return closing;
   };

@@ -31,10 +31,10 @@ export function eventRoutes(app: AppContext): Route[] {
       path: "/v1/events/:id/replay",
       scope: "webhooks:write",
       handle: async (req) => {
-        parse(z.strictObject({}), req.body);
+        const { endpoint } = parse(z.strictObject({ endpoint: z.string().optional() }), req.body);
         const event = await getEventRow(app.db, req.actor, req.params.id as string);
         const replayed = await req.unit.commit(async (trx) => {
-          await replayDeliveries(trx, { eventIds: [event.id], owner: req.actor });
+          await replayDeliveries(trx, { eventIds: [event.id], owner: req.actor, endpointId: endpoint });
           return withDeliveries(trx, event);
         });
         app.webhooks.kick();

@@ -18,6 +18,7 @@ export interface RenderedReply {
   status: number;
   headers: Record<string, string>;
   body: string;
+  stream?: ReadableStream<Uint8Array>;
 }
 
 export function render(outcome: Reply | ApiError, requestId: string): RenderedReply {
@@ -29,6 +30,7 @@ export function render(outcome: Reply | ApiError, requestId: string): RenderedRe
     };
   }
   const headers = { ...outcome.headers };
+  if (outcome.stream) return { status: outcome.status, headers, body: "", stream: outcome.stream };
   if (outcome.body === undefined) return { status: outcome.status, headers, body: "" };
   headers["content-type"] = "application/json";
   return { status: outcome.status, headers, body: JSON.stringify(outcome.body) };
@@ -47,7 +49,7 @@ const SECURITY_HEADERS = { "cache-control": "no-store", "x-content-type-options"
  */
 function toResponse(reply: RenderedReply, requestId: string): HTTPResponse {
   const headers = { ...reply.headers, ...SECURITY_HEADERS, "x-request-id": requestId };
-  return new HTTPResponse(reply.status === 204 ? null : reply.body, { status: reply.status, headers });
+  return new HTTPResponse(reply.stream ?? (reply.status === 204 ? null : reply.body), { status: reply.status, headers });
 }
 
 /**

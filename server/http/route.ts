@@ -11,6 +11,8 @@ export interface Reply {
   /** Serialized as JSON; absent for 204. */
   body?: unknown;
   headers?: Record<string, string>;
+  /** Sent as the body instead, for answers that last (server-sent events); never stored. */
+  stream?: ReadableStream<Uint8Array>;
 }
 
 /** What a route handler gets: the parsed request, who is calling, and how to commit. */

@@ -22,6 +22,8 @@ export interface SandboxInfo {
   /** An approved test card's token, for the ready-to-paste curl. */
   sample_token: string;
   webhook?: { id: string; url: string; secret: string };
+  /** Where the sandbox last served, so `paygate listen --data DIR` finds it. */
+  base_url?: string;
 }
 
 function readSandboxFile(dataDir: string): SandboxInfo | undefined {
@@ -78,4 +80,9 @@ export async function openSandbox(app: AppContext, webhookUrl?: string): Promise
     writeSandboxFile(app.config.dataDir, info);
   }
   return info;
+}
+
+/** Notes where the sandbox serves now (a `--port 0` sandbox moves on every run). */
+export function recordSandboxUrl(dataDir: string, info: SandboxInfo, baseUrl: string): void {
+  writeSandboxFile(dataDir, { ...info, base_url: baseUrl });
 }
