@@ -5,6 +5,7 @@
  * or the metrics token.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../server/config";
 import { metricsRefusal } from "../../server/metrics/access";
 import { startWebhookReceiver, type WebhookReceiver } from "../fakes/webhook-receiver";
 import { bootServer, type TestServer } from "../support/harness";
@@ -138,8 +139,17 @@ describe("GET /metrics after a known workload", () => {
     expect(post.status).toBe(405);
     expect(post.headers.get("allow")).toBe("GET");
     expect((await post.json()).error.code).toBe("method_not_allowed");
+    const before = (await scrape()).samples;
     expect((await server.request("/metrics/extra")).status).toBe(404);
     expect((await server.request("/v1/payments", { method: "PUT" })).status).toBe(405);
+    const after = (await scrape()).samples;
+    const moved = (labels: Record<string, string>) => value(after, "paygate_http_requests_total", labels) - value(before, "paygate_http_requests_total", labels);
+    expect(moved({ route: "(unmatched)", method: "GET", status: "404" })).toBe(1);
+    expect(moved({ route: "/v1/payments", method: "PUT", status: "405" })).toBe(1);
+  });
+
+  it("a metrics token shorter than 16 characters stops the start", () => {
+    expect(() => loadConfig({ data: "/tmp/x" }, { PAYGATE_METRICS_TOKEN: "short" })).toThrow(/PAYGATE_METRICS_TOKEN/);
   });
 });
 
