@@ -30,6 +30,8 @@ export interface Config {
    * CLI, a second server) holds it, before it fails.
    */
   busyTimeoutMs: number;
+  /** `PAYGATE_METRICS_TOKEN`: when set, /metrics requires it as a bearer token, from anywhere. */
+  metricsToken: string | undefined;
   /** Base URL per live processor (`PAYGATE_<PROCESSOR>_BASE_URL`), when set. */
   connectorBaseUrls: Partial<Record<string, string>>;
 }
@@ -108,6 +110,13 @@ export function isLoopbackHost(host: string): boolean {
   return host === "::1";
 }
 
+/** Short tokens can be guessed by a scraper's neighbours; 16 characters is the floor. */
+function parseMetricsToken(value: string | undefined): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (value.length < 16) throw new ConfigError("PAYGATE_METRICS_TOKEN", "must be at least 16 characters");
+  return value;
+}
+
 const LIVE_PROCESSORS = ["stripe", "tsys", "nmi"];
 
 export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): Config {
@@ -152,5 +161,6 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     connectorTimeoutMs: parseDuration("PAYGATE_CONNECTOR_TIMEOUT", env.PAYGATE_CONNECTOR_TIMEOUT || "30s"),
     busyTimeoutMs: parseBusyTimeout(env.PAYGATE_BUSY_TIMEOUT || "5s"),
     connectorBaseUrls,
+    metricsToken: parseMetricsToken(env.PAYGATE_METRICS_TOKEN),
   };
 }

@@ -28,6 +28,8 @@ import { listenOn, type Listening } from "./http/listen";
 import { createRouter } from "./http/router";
 import type { Route } from "./http/route";
 import { createLoggers, type Loggers } from "./logger";
+import { serveMetrics } from "./metrics/endpoint";
+import { Metrics } from "./metrics/metrics";
 import { migrate, openStore } from "../store/database";
 import { GroupCommit } from "../store/group-commit";
 
@@ -68,9 +70,10 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   const devActor = config.devMode ? await devModeActor({ db: store.db, cipher }, DEV_SEEDERS) : undefined;
   const { log, requests: requestLog } = loggers;
   const auth = new Authenticator(store.db, store, cache, log, devActor);
-  const writes = new GroupCommit(store.db);
+  const metrics = new Metrics(store.db);
+  const writes = new GroupCommit(store.db, (size) => metrics.groupCommit(size));
   const fingerprintKey = cipher.deriveKey(FINGERPRINT_KEY_LABEL);
-  return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, fingerprintKey, self: undefined, webhooks: NO_DELIVERY, closers: [() => auth.close()] };
+  return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, fingerprintKey, self: undefined, webhooks: NO_DELIVERY, metrics, closers: [() => auth.close()] };
 }
 
 /** Runs the shutdown hooks, then closes the database. */
@@ -95,6 +98,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   app.webhooks = startWebhookDelivery(app);
   app.closers.unshift(() => app.webhooks.stop());
   const h3 = createRouter(app, (options.routes ?? allRoutes)(app));
+  serveMetrics(h3, app);
   let listening: Listening;
   try {
     listening = await listenOn(toNodeHandler(h3), config.host, config.port);

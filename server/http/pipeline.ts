@@ -47,7 +47,7 @@ const SECURITY_HEADERS = { "cache-control": "no-store", "x-content-type-options"
  * h3's HTTPResponse (not a web Response): h3 hands it to Node through srvx's fast
  * path, where a web Response would be streamed through web streams.
  */
-function toResponse(reply: RenderedReply, requestId: string): HTTPResponse {
+export function toResponse(reply: RenderedReply, requestId: string): HTTPResponse {
   const headers = { ...reply.headers, ...SECURITY_HEADERS, "x-request-id": requestId };
   return new HTTPResponse(reply.stream ?? (reply.status === 204 ? null : reply.body), { status: reply.status, headers });
 }
@@ -68,7 +68,8 @@ export function asApiError(app: AppContext, error: unknown, requestId: string): 
 }
 
 /** Logs one line per request; never the headers or the body. */
-function logRequest(app: AppContext, event: H3Event, routePath: string, requestId: string, status: number, started: number, merchant?: string): void {
+export function logRequest(app: AppContext, event: H3Event, routePath: string, requestId: string, status: number, started: number, merchant?: string): void {
+  app.metrics.request(routePath, event.req.method, status, (performance.now() - started) / 1000);
   app.requestLog.info(
     {
       request_id: requestId,
