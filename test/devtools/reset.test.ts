@@ -41,7 +41,7 @@ describe("reset of test data", () => {
     await putSecret(server.app, "reset/stripe", JSON.stringify({ api_key: "sk_live_fake", webhook_secret: "whsec_fake" }));
     const account = await server.request(`/admin/merchants/${shop.merchant.id}/connector-accounts`, {
       method: "POST",
-      headers: auth(shop.admin),
+      headers: auth(await liveSecretKey(server, shop.merchant.id, "admin")),
       json: { connector_id: "stripe", mode: "live", key_kind: "api_key", label: "main", credential_ref: "secret://reset/stripe" },
     });
     expect(account.status).toBe(201);
