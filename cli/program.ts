@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { VERSION } from "../server/app-context";
 import { registerAccounts } from "./commands/accounts";
+import { registerAudit } from "./commands/audit";
 import { registerKeys } from "./commands/keys";
 import { registerMerchants } from "./commands/merchants";
 import { registerMigrate } from "./commands/migrate";
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerAccounts(program);
   registerSecrets(program);
   registerWebhooks(program);
+  registerAudit(program);
   return program;
 }
 

@@ -1,4 +1,5 @@
 import { getSetting, setSetting } from "../store/settings";
+import { byOperator } from "./audit/audit-actor";
 import { isLoopbackHost, ConfigError, type Config } from "./config";
 import { createApiKey } from "./keys/api-keys";
 import type { Actor } from "./keys/actor";
@@ -31,8 +32,8 @@ export async function devModeActor(deps: SecretDeps, seeders: readonly DevSeeder
   let merchantId = await getSetting(db, "dev_merchant_id");
   let keyId = await getSetting(db, "dev_api_key_id");
   if (!merchantId || !keyId) {
-    const merchant = await createMerchant(db, "Dev Merchant");
-    const key = await createApiKey(db, { merchantId: merchant.id, name: "dev mode", type: "secret", mode: "test", role: "admin" }, undefined);
+    const merchant = await createMerchant(db, "Dev Merchant", byOperator());
+    const key = await createApiKey(db, { merchantId: merchant.id, name: "dev mode", type: "secret", mode: "test", role: "admin" }, undefined, byOperator());
     for (const seed of seeders) await seed(deps, merchant);
     await setSetting(db, "dev_merchant_id", merchant.id);
     await setSetting(db, "dev_api_key_id", key.id);

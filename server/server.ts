@@ -3,6 +3,7 @@ import type { AppContext } from "./app-context";
 import { MemoryCache } from "./cache/memory-cache";
 import type { Config } from "./config";
 import { accountRoutes } from "./accounts/routes";
+import { auditRoutes } from "./audit/routes";
 import { seedSandboxAccount } from "./accounts/seed-sandbox-account";
 import { paymentRoutes } from "./payments/routes";
 import { routingRoutes } from "./routing/routes";
@@ -37,7 +38,7 @@ export interface RunningServer {
 
 /** Every route of the API. */
 export function allRoutes(app: AppContext): Route[] {
-  return [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app), ...accountRoutes(app), ...routingRoutes(app), ...tokenRoutes(app), ...paymentRoutes(app), ...webhookRoutes(app)];
+  return [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app), ...accountRoutes(app), ...routingRoutes(app), ...tokenRoutes(app), ...paymentRoutes(app), ...webhookRoutes(app), ...auditRoutes(app)];
 }
 
 /** What dev mode seeds for its merchant besides the merchant and key. */

@@ -2,6 +2,8 @@ import type { Db } from "../../store/database";
 import { findEvent, findOwnedEvent, type Owner } from "../../store/events";
 import type { EventRow } from "../../store/schema";
 import { deliveriesOfEvent, findDeadDeliveries, insertDeliveries, listReceivingEndpoints, requeueDeliveries } from "../../store/webhooks";
+import type { AuditActor } from "../audit/audit-actor";
+import { recordAudit } from "../audit/record-audit";
 import { errors } from "../errors";
 import { subscribesTo } from "./endpoints";
 import { newPendingDelivery } from "./enqueue";
@@ -24,18 +26,26 @@ export interface ReplayedDelivery {
  * only writes: a serving process's dispatcher (kicked, or its sweep) sends them. Used
  * by the HTTP replay route and the CLI; run it in one transaction.
  */
-export async function replayDeliveries(db: Db, selection: ReplaySelection): Promise<ReplayedDelivery[]> {
+export async function replayDeliveries(db: Db, selection: ReplaySelection, by: AuditActor): Promise<ReplayedDelivery[]> {
   const now = new Date();
   if ("dead" in selection) {
     const dead = await findDeadDeliveries(db, selection.since);
     await requeueDeliveries(db, dead.map((d) => d.id), now.getTime(), now.toISOString());
+    await recordAudit(db, by, {
+      action: "webhook.replayed",
+      target: { type: "dead_letter_queue", id: "*" },
+      merchantId: null,
+      details: { deliveries: dead.length, ...(selection.since !== undefined && { since: selection.since }) },
+    });
     return dead.map((d) => ({ id: d.id, event_id: d.event_id, endpoint_id: d.endpoint_id }));
   }
   const replayed: ReplayedDelivery[] = [];
   for (const eventId of selection.eventIds) {
     const event = selection.owner ? await findOwnedEvent(db, selection.owner, eventId) : await findEvent(db, eventId);
     if (!event) throw errors.notFound("event_not_found", `No event ${eventId}.`, "id");
-    replayed.push(...(await replayEvent(db, event, now)));
+    const deliveries = await replayEvent(db, event, now);
+    await recordAudit(db, by, { action: "webhook.replayed", target: { type: "event", id: event.id }, merchantId: event.merchant_id, details: { mode: event.mode, deliveries: deliveries.length } });
+    replayed.push(...deliveries);
   }
   return replayed;
 }

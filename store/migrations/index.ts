@@ -1,6 +1,7 @@
 import type { Migration, MigrationProvider } from "kysely";
 import { initMigration } from "./001_init";
 import { followOnClaimsMigration } from "./002_follow_on_claims";
+import { auditLogMigration } from "./009_audit_log";
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so they are
@@ -9,6 +10,7 @@ import { followOnClaimsMigration } from "./002_follow_on_claims";
 const MIGRATIONS: Record<string, Migration> = {
   "001_init": initMigration,
   "002_follow_on_claims": followOnClaimsMigration,
+  "009_audit_log": auditLogMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -7,6 +7,7 @@ import { runCli } from "../support/cli";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
 import { expectStored, rawDatabaseFiles } from "../support/raw-files";
 import { expectError } from "../support/errors";
+import { byOperator } from "../../server/audit/audit-actor";
 
 const STRIPE_SECRET = JSON.stringify({ api_key: "sk_live_VERYSECRETSTRIPEKEY", webhook_secret: "whsec_VERYSECRETHOOK" });
 
@@ -18,8 +19,8 @@ describe("connector accounts admin API", () => {
     server = await bootServer();
     m = await seedMerchant(server);
     base = `/admin/merchants/${m.merchant.short_id}/connector-accounts`;
-    await putSecret(server.app, "acme/stripe", STRIPE_SECRET);
-    await putSecret(server.app, "acme/mock", "mock-credential");
+    await putSecret(server.app, "acme/stripe", STRIPE_SECRET, byOperator());
+    await putSecret(server.app, "acme/mock", "mock-credential", byOperator());
   });
   afterAll(() => server.stop());
 
@@ -212,7 +213,7 @@ describe("master key", () => {
     const dataDir = server.dataDir;
     try {
       expect(statSync(join(dataDir, "master.key")).mode & 0o777).toBe(0o600);
-      await putSecret(server.app, "k", "value-1");
+      await putSecret(server.app, "k", "value-1", byOperator());
     } finally {
       await server.close();
     }

@@ -4,6 +4,7 @@ import { startStripeFake, type StripeFake } from "../fakes/stripe-fake";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth } from "../support/seed";
 import { paymentsClient, seedSandboxMerchant } from "../support/payments";
+import { byOperator } from "../../server/audit/audit-actor";
 
 type Client = ReturnType<typeof paymentsClient>;
 interface Side {
@@ -55,7 +56,7 @@ describe("test and live data of one merchant never mix", () => {
     const liveKey = await (
       await server.request(`/admin/merchants/${m.merchant.id}/api-keys`, { method: "POST", headers: auth(m.admin), json: { name: "live", mode: "live" } })
     ).json();
-    await putSecret(server.app, "modes/stripe", JSON.stringify({ api_key: "sk_live_fake", webhook_secret: "whsec_fake" }));
+    await putSecret(server.app, "modes/stripe", JSON.stringify({ api_key: "sk_live_fake", webhook_secret: "whsec_fake" }), byOperator());
     const account = await server.request(`/admin/merchants/${m.merchant.id}/connector-accounts`, {
       method: "POST",
       headers: auth(m.admin),

@@ -5,6 +5,7 @@ import { auth, seedMerchant } from "../support/seed";
 import { CARDS, paymentsClient, seedSandboxMerchant } from "../support/payments";
 import { putSecret } from "../../server/secrets/secret-store";
 import { expectError } from "../support/errors";
+import { byOperator } from "../../server/audit/audit-actor";
 
 describe("payments over HTTP (sandbox)", () => {
   let server: TestServer;
@@ -222,7 +223,7 @@ describe("payments over HTTP (sandbox)", () => {
     const live = await server.request("/v1/api-keys", { method: "POST", headers: auth(shop.admin), json: { name: "unused" } });
     expect(live.status).toBe(201);
     // A test admin key cannot mint live keys; the operator (CLI) can.
-    const liveKey = await createApiKey(server.app.db, { merchantId: shop.merchant.id, name: "live", type: "secret", mode: "live", role: "merchant" }, undefined);
+    const liveKey = await createApiKey(server.app.db, { merchantId: shop.merchant.id, name: "live", type: "secret", mode: "live", role: "merchant" }, undefined, byOperator());
     const liveClient = paymentsClient(server, liveKey.key as string);
     await expectError(await liveClient.get(payment.id), 404, "payment_intent_not_found");
   });
@@ -249,7 +250,7 @@ describe("payments over HTTP (sandbox)", () => {
     expect(await required()).not.toHaveProperty("available_accounts");
 
     const base = `/admin/merchants/${m.merchant.id}/connector-accounts`;
-    await putSecret(server.app, `undecided/${m.merchant.short_id}`, "mock-credential");
+    await putSecret(server.app, `undecided/${m.merchant.short_id}`, "mock-credential", byOperator());
     const create = async (label: string) =>
       (
         await server.request(base, {
@@ -304,7 +305,7 @@ describe("payments over HTTP (sandbox)", () => {
     const m = await seedSandboxMerchant(server, "Sandbox routing");
     const c = paymentsClient(server, m.secret);
     const token = await c.token();
-    await putSecret(server.app, `sandbox-routing/${m.merchant.short_id}`, JSON.stringify({ api_key: "sk_test_x", webhook_secret: "whsec_x" }));
+    await putSecret(server.app, `sandbox-routing/${m.merchant.short_id}`, JSON.stringify({ api_key: "sk_test_x", webhook_secret: "whsec_x" }), byOperator());
     const stripe = await (
       await server.request(`/admin/merchants/${m.merchant.id}/connector-accounts`, {
         method: "POST",
