@@ -134,6 +134,7 @@ const SAMPLES: Record<string, Sample> = {
   "GET /v1/events": () => ({ path: "/v1/events", ok: OK }),
   "GET /v1/events/:id": async (own) => ({ path: `/v1/events/${await ownEvent(own)}`, ok: OK, owned: "event_not_found" }),
   "POST /v1/events/:id/replay": async (own) => ({ path: `/v1/events/${await ownEvent(own)}/replay`, ok: OK, owned: "event_not_found" }),
+  "GET /admin/audit": () => ({ path: "/admin/audit", ok: OK }),
 };
 
 type Credential = "none" | "malformed" | "unknown" | "revoked" | "rotated" | "publishable" | "secret" | "admin" | "foreign";
