@@ -18,7 +18,7 @@ import { Cipher } from "./secrets/cipher";
 import { loadMasterKey } from "./secrets/master-key";
 import { webhookRoutes } from "./webhooks/routes";
 import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
-import { listenOn, type Listening } from "./http/listen";
+import { listenOn, readTls, type Listening } from "./http/listen";
 import { createRouter } from "./http/router";
 import type { Route } from "./http/route";
 import { createLoggers, type Loggers } from "./logger";
@@ -74,6 +74,7 @@ export interface StartOptions {
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   if (config.devMode) assertDevModeAllowed(config);
+  const tls = config.tls && readTls(config.tls);
   const app = await createAppContext(config, options.loggers);
   scheduleIdempotencyPurge(app);
   app.webhooks = startWebhookDelivery(app);
@@ -81,7 +82,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const h3 = createRouter(app, (options.routes ?? allRoutes)(app));
   let listening: Listening;
   try {
-    listening = await listenOn(toNodeHandler(h3), config.host, config.port);
+    listening = await listenOn(toNodeHandler(h3), config.host, config.port, tls);
   } catch (error) {
     await closeAppContext(app);
     throw error;
@@ -92,5 +93,5 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     closing ??= listening.close(SHUTDOWN_GRACE_MS).then(() => closeAppContext(app));
     return closing;
   };
-  return { url: `http://${host}:${listening.port}`, port: listening.port, app, close };
+  return { url: `${tls ? "https" : "http"}://${host}:${listening.port}`, port: listening.port, app, close };
 }
