@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import { userInfo } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrate, openStore, type Store } from "../../store/database";
@@ -172,7 +173,10 @@ describe("audit log over the CLI", () => {
     store = openStore(dataDir);
     await migrate(store.db);
   });
-  afterAll(() => store.close());
+  afterAll(async () => {
+    await store.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
 
   const cli = async (args: string[], input?: string) => {
     const res = await runCli([...args, "--data", dataDir, "--json"], input === undefined ? {} : { input });
