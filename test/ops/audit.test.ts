@@ -249,3 +249,16 @@ describe("audit log over the CLI", () => {
     expect(table.stdout).toContain("secret:shop/nmi");
   });
 });
+
+describe("audit log of what paygate seeds itself", () => {
+  it("records dev mode's merchant and key as the operator's", async () => {
+    const server = await bootServer({ dev: true });
+    try {
+      const rows = await server.app.db.selectFrom("audit_log").select(["actor_type", "actor_id", "action"]).orderBy("id").execute();
+      expect(rows.map((r) => r.action)).toEqual(["merchant.created", "api_key.created", "secret.version_created", "connector_account.created"]);
+      expect(new Set(rows.map((r) => `${r.actor_type}:${r.actor_id}`))).toEqual(new Set([`cli:${userInfo().username}`]));
+    } finally {
+      await server.stop();
+    }
+  });
+});
