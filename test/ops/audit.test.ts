@@ -114,6 +114,15 @@ describe("audit log over HTTP", () => {
     ]);
   });
 
+  it("records an idempotent replay's change once", async () => {
+    const create = () => server.request("/admin/merchants", { method: "POST", headers: auth(m.admin, "audit-once"), json: { name: "Once" } });
+    const rows = await recordsDuring(server.app.db, async () => {
+      expect((await create()).status).toBe(201);
+      expect((await create()).headers.get("idempotent-replayed")).toBe("true");
+    });
+    expect(rows.map((r) => r.action)).toEqual(["merchant.created"]);
+  });
+
   it("records nothing for a change that failed", async () => {
     const base = `/admin/merchants/${m.merchant.id}/connector-accounts`;
     const body = { connector_id: "nmi", mode: "test", key_kind: "security_key", label: "taken", credential_ref: "env://NMI_KEY" };
