@@ -2,9 +2,12 @@ import { Command, CommanderError } from "commander";
 import { VERSION } from "../server/app-context";
 import { registerAccounts } from "./commands/accounts";
 import { registerAudit } from "./commands/audit";
+import { registerBackup } from "./commands/backup";
 import { registerKeys } from "./commands/keys";
+import { registerMasterKey } from "./commands/master-key";
 import { registerMerchants } from "./commands/merchants";
 import { registerMigrate } from "./commands/migrate";
+import { registerRestore } from "./commands/restore";
 import { registerSandbox } from "./commands/sandbox";
 import { registerSecrets } from "./commands/secrets";
 import { registerServe } from "./commands/serve";
@@ -26,6 +29,9 @@ export function buildProgram(): Command {
   registerSecrets(program);
   registerWebhooks(program);
   registerAudit(program);
+  registerBackup(program);
+  registerRestore(program);
+  registerMasterKey(program);
   return program;
 }
 

@@ -6,6 +6,7 @@ import type { GroupCommit } from "../store/group-commit";
 import type { Authenticator } from "./keys/authenticator";
 import type { Cipher } from "./secrets/cipher";
 import type { WebhookDelivery } from "./webhooks/service";
+import type { SelfAddress } from "./webhooks/url-policy";
 
 /** The dependencies every service and route receives; built once per process. */
 export interface AppContext {
@@ -21,6 +22,10 @@ export interface AppContext {
   auth: Authenticator;
   /** Encrypts what paygate must be able to read back: secrets, card numbers, webhook secrets. */
   cipher: Cipher;
+  /** Keys the idempotency fingerprints (server/http/idempotency.ts); derived from the master key. */
+  fingerprintKey: Buffer;
+  /** Where this process serves HTTP, once listening (never in the CLI): no webhook may target it. */
+  self: SelfAddress | undefined;
   /** Webhook sending; a no-op in the CLI. */
   webhooks: WebhookDelivery;
   /** Run in order at shutdown, before the store closes (flush batches, stop timers). */

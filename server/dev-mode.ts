@@ -1,11 +1,18 @@
+import { findApiKey, updateActiveApiKey } from "../store/api-keys";
+import type { Db } from "../store/database";
+import { holdsLiveAccess } from "../store/live-data";
 import { getSetting, setSetting } from "../store/settings";
 import { byOperator } from "./audit/audit-actor";
 import { isLoopbackHost, ConfigError, type Config } from "./config";
+import { ApiError } from "./errors";
+import { isoNow } from "./ids";
 import { createApiKey } from "./keys/api-keys";
 import type { Actor } from "./keys/actor";
-import { SCOPES } from "./keys/scopes";
+import { SECRET_KEY_SCOPES } from "./keys/scopes";
 import { createMerchant, getMerchant, type Merchant } from "./merchants/merchants";
 import type { SecretDeps } from "./secrets/secret-store";
+
+const SETTING = "--dev / PAYGATE_DEV_MODE";
 
 /**
  * Development mode bypasses authentication, so it must never face a network or run in
@@ -13,19 +20,59 @@ import type { SecretDeps } from "./secrets/secret-store";
  */
 export function assertDevModeAllowed(config: Config): void {
   if (config.environment === "production") {
-    throw new ConfigError("--dev / PAYGATE_DEV_MODE", "development mode refuses to run in production (PAYGATE_ENV or NODE_ENV is production)");
+    throw new ConfigError(SETTING, "development mode refuses to run in production (PAYGATE_ENV or NODE_ENV is production)");
   }
   if (!isLoopbackHost(config.host)) {
-    throw new ConfigError("--dev / PAYGATE_DEV_MODE", `development mode only listens on a loopback address, not ${config.host}`);
+    throw new ConfigError(SETTING, `development mode only listens on a loopback address, not ${config.host}`);
   }
+}
+
+/**
+ * Anyone who reaches a dev-mode server acts as its merchant, so it must never sit on
+ * data that moves real money: no active live key, no active live connector account.
+ */
+export async function assertNoLiveAccess(db: Db, dataDir: string): Promise<void> {
+  if (await holdsLiveAccess(db)) {
+    throw new ConfigError(SETTING, `development mode refuses a data dir that holds live API keys or live connector accounts (${dataDir}); use a separate data dir`);
+  }
+}
+
+/** `localhost`, `127.0.0.1` or `[::1]`, each with or without a port. */
+const LOOPBACK_HOST_HEADER = /^(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/i;
+const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
+
+/**
+ * Why dev mode refuses a request, or undefined. Without authentication, a web page in
+ * the developer's browser is the attacker: the Host check stops DNS rebinding, and
+ * requiring JSON on bodies forces a CORS preflight, which paygate never grants, on any
+ * cross-site write (a form or a text/plain fetch would otherwise go through).
+ */
+export function devRequestRefusal(method: string, headers: Headers): ApiError | undefined {
+  if (!LOOPBACK_HOST_HEADER.test(headers.get("host") ?? "")) {
+    return new ApiError(403, "host_not_allowed", "Development mode only answers requests addressed to localhost, 127.0.0.1 or [::1] (the Host header).");
+  }
+  const hasBody = Number(headers.get("content-length") ?? "0") > 0 || headers.has("transfer-encoding");
+  if (method !== "GET" && method !== "HEAD" && hasBody && !JSON_MEDIA_TYPE.test(headers.get("content-type") ?? "")) {
+    return new ApiError(415, "unsupported_media_type", "Development mode requires Content-Type: application/json on requests with a body.");
+  }
+  return undefined;
 }
 
 /** Extra seeding done with the dev merchant (its sandbox connector account). */
 export type DevSeeder = (deps: SecretDeps, merchant: Merchant) => Promise<unknown>;
 
+/** A test-mode merchant secret key for the dev merchant; its plaintext is discarded. */
+async function newDevKey(deps: SecretDeps, merchantId: string): Promise<string> {
+  const key = await createApiKey(deps.db, { merchantId, name: "dev mode", type: "secret", mode: "test", role: "merchant" }, undefined, byOperator());
+  await setSetting(deps.db, "dev_api_key_id", key.id);
+  return key.id;
+}
+
 /**
- * The test merchant every dev-mode request acts as, seeded once per data dir, with a
- * test admin key whose plaintext is discarded (it exists to own idempotency records).
+ * The test merchant every dev-mode request acts as, seeded once per data dir, with the
+ * scopes of a test merchant secret key (never admin: it cannot mint live or admin
+ * keys). Its key exists to own idempotency records. Data dirs seeded when the dev key
+ * was an admin key get that key revoked and a merchant key instead.
  */
 export async function devModeActor(deps: SecretDeps, seeders: readonly DevSeeder[]): Promise<Actor> {
   const { db } = deps;
@@ -33,12 +80,15 @@ export async function devModeActor(deps: SecretDeps, seeders: readonly DevSeeder
   let keyId = await getSetting(db, "dev_api_key_id");
   if (!merchantId || !keyId) {
     const merchant = await createMerchant(db, "Dev Merchant", byOperator());
-    const key = await createApiKey(db, { merchantId: merchant.id, name: "dev mode", type: "secret", mode: "test", role: "admin" }, undefined, byOperator());
     for (const seed of seeders) await seed(deps, merchant);
+    keyId = await newDevKey(deps, merchant.id);
     await setSetting(db, "dev_merchant_id", merchant.id);
-    await setSetting(db, "dev_api_key_id", key.id);
     merchantId = merchant.id;
-    keyId = key.id;
+  }
+  const key = await findApiKey(db, merchantId, keyId);
+  if (!key || key.role !== "merchant" || key.status !== "active") {
+    if (key?.status === "active") await updateActiveApiKey(db, key.id, { status: "revoked", revoked_at: isoNow() });
+    keyId = await newDevKey(deps, merchantId);
   }
   const merchant = await getMerchant(db, merchantId);
   return {
@@ -46,8 +96,8 @@ export async function devModeActor(deps: SecretDeps, seeders: readonly DevSeeder
     merchantId: merchant.id,
     merchantShortId: merchant.short_id,
     mode: "test",
-    role: "admin",
+    role: "merchant",
     keyType: "secret",
-    scopes: new Set(SCOPES),
+    scopes: new Set(SECRET_KEY_SCOPES),
   };
 }

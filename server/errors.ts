@@ -62,6 +62,9 @@ export const errors = {
   notFound: (code: string, message: string, param?: string) =>
     new ApiError(404, code, message, param === undefined ? {} : { param }),
   conflict: (message: string) => new ApiError(409, "conflict", message),
+  /** Stored data the server cannot decrypt: the operator's master key, not the caller's request. */
+  masterKeyMismatch: () =>
+    new ApiError(503, "master_key_mismatch", "Stored data cannot be decrypted with this server's master key. The operator has been alerted; retry later."),
   internal: () => new ApiError(500, "api_error", "An unexpected error occurred. It has been logged; retry later or contact the operator with the request id."),
 };
 

@@ -8,7 +8,7 @@ import { seedSandboxAccount } from "./accounts/seed-sandbox-account";
 import { paymentRoutes } from "./payments/routes";
 import { routingRoutes } from "./routing/routes";
 import { tokenRoutes } from "./tokens/routes";
-import { assertDevModeAllowed, devModeActor, type DevSeeder } from "./dev-mode";
+import { assertDevModeAllowed, assertNoLiveAccess, devModeActor, type DevSeeder } from "./dev-mode";
 import { healthRoutes } from "./health/routes";
 import { scheduleIdempotencyPurge } from "./jobs/idempotency-purge";
 import { Authenticator } from "./keys/authenticator";
@@ -16,8 +16,12 @@ import { keyRoutes } from "./keys/routes";
 import { merchantRoutes } from "./merchants/routes";
 import { Cipher } from "./secrets/cipher";
 import { loadMasterKey } from "./secrets/master-key";
+import { checkMasterKey } from "./secrets/master-key-check";
+import { settleInterruptedRotation } from "./secrets/rotate-master-key";
 import { webhookRoutes } from "./webhooks/routes";
 import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
+import { selfAddress } from "./webhooks/url-policy";
+import { FINGERPRINT_KEY_LABEL } from "./http/idempotency";
 import { listenOn, readTls, type Listening } from "./http/listen";
 import { createRouter } from "./http/router";
 import type { Route } from "./http/route";
@@ -49,12 +53,22 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   const store = openStore(config.dataDir, { busyTimeoutMs: config.busyTimeoutMs });
   await migrate(store.db);
   const cache = new MemoryCache();
-  const cipher = new Cipher(loadMasterKey(config));
+  let cipher: Cipher;
+  try {
+    await settleInterruptedRotation(store.db, config);
+    cipher = new Cipher(loadMasterKey(config));
+    await checkMasterKey(store.db, cipher, config);
+    if (config.devMode) await assertNoLiveAccess(store.db, config.dataDir);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   const devActor = config.devMode ? await devModeActor({ db: store.db, cipher }, DEV_SEEDERS) : undefined;
   const { log, requests: requestLog } = loggers;
   const auth = new Authenticator(store.db, store, cache, log, devActor);
   const writes = new GroupCommit(store.db);
-  return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, webhooks: NO_DELIVERY, closers: [() => auth.close()] };
+  const fingerprintKey = cipher.deriveKey(FINGERPRINT_KEY_LABEL);
+  return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, fingerprintKey, self: undefined, webhooks: NO_DELIVERY, closers: [() => auth.close()] };
 }
 
 /** Runs the shutdown hooks, then closes the database. */
@@ -87,6 +101,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await closeAppContext(app);
     throw error;
   }
+  app.self = selfAddress(config.host, listening.port);
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   let closing: Promise<void> | undefined;
   const close = () => {

@@ -33,6 +33,38 @@ export interface OpenOptions {
    * every write. @default 5000
    */
   busyTimeoutMs?: number;
+  /**
+   * Take the database for this connection alone (SQLite's exclusive locking mode) and
+   * fail at once with `StoreInUseError` when any other connection, such as a running
+   * server, has it open. The lock is held until `close()`.
+   */
+  exclusive?: boolean;
+}
+
+/** Another connection (a server, another command) has the database open. */
+export class StoreInUseError extends Error {
+  constructor(readonly file: string) {
+    super(`${file} is open in another process (a running server or another paygate command): stop it first`);
+    this.name = "StoreInUseError";
+  }
+}
+
+/**
+ * In exclusive locking mode the first write lock is kept until the connection closes;
+ * taking it with no busy wait fails while any other connection holds even a read lock
+ * or the WAL's shared-memory lock, which every open connection does.
+ */
+export function lockExclusively(sqlite: BetterSqlite3.Database, file: string): void {
+  sqlite.pragma("locking_mode = EXCLUSIVE");
+  sqlite.pragma("busy_timeout = 0");
+  try {
+    sqlite.exec("BEGIN EXCLUSIVE");
+    sqlite.exec("COMMIT");
+  } catch (error) {
+    sqlite.close();
+    if ((error as { code?: string }).code === "SQLITE_BUSY") throw new StoreInUseError(file);
+    throw error;
+  }
 }
 
 /** Distinct SQL texts kept prepared; paygate issues far fewer, so this only bounds a leak. */
@@ -66,6 +98,7 @@ export function openStore(dataDir: string, options: OpenOptions = {}): Store {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = join(dataDir, DATABASE_FILE);
   const sqlite = new BetterSqlite3(file, { nativeBinding: nativeBinding() as string });
+  if (options.exclusive) lockExclusively(sqlite, file);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("synchronous = FULL");
   sqlite.pragma("foreign_keys = ON");

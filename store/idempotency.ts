@@ -21,6 +21,12 @@ export type Claim =
   | { kind: "mismatch" }
   | { kind: "in_flight" };
 
+/**
+ * The fingerprint of a row written before fingerprints were keyed (migration 003): its
+ * parameters are unknown, so it matches any request with its key.
+ */
+export const SCRUBBED_FINGERPRINT = "scrubbed";
+
 /** The primary key of a scope's row, for `where((eb) => eb.and(rowKey(scope)))`. */
 function rowKey(scope: IdempotencyScope) {
   return { api_key_id: scope.apiKeyId, method: scope.method, path: scope.path, key: scope.key };
@@ -61,7 +67,7 @@ export async function claimIdempotencyKey(
   const expired = existing.expires_at <= now;
   const abandoned = existing.state === "in_flight" && existing.locked_at <= now - lockTimeoutMs;
   if (!expired) {
-    if (existing.fingerprint !== fingerprint) return { kind: "mismatch" };
+    if (existing.fingerprint !== fingerprint && existing.fingerprint !== SCRUBBED_FINGERPRINT) return { kind: "mismatch" };
     if (existing.state === "done") {
       return {
         kind: "replay",
@@ -129,4 +135,13 @@ export async function releaseIdempotencyKey(db: Db, scope: IdempotencyScope, loc
 export async function purgeExpiredIdempotencyKeys(db: Db, now: number): Promise<number> {
   const result = await db.deleteFrom("idempotency_keys").where("expires_at", "<=", now).executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/**
+ * Forgets every stored fingerprint (their key changed: a master-key rotation, or the
+ * unkeyed ones of earlier versions): such a key replays its answer for any parameters
+ * until it expires.
+ */
+export async function scrubFingerprints(db: Db): Promise<void> {
+  await db.updateTable("idempotency_keys").set({ fingerprint: SCRUBBED_FINGERPRINT }).execute();
 }

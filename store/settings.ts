@@ -13,3 +13,8 @@ export async function setSetting(db: Db, name: string, value: string): Promise<v
     .onConflict((oc) => oc.column("name").doUpdateSet({ value }))
     .execute();
 }
+
+/** Writes the setting unless it exists; the first writer wins across processes. */
+export async function insertSettingIfAbsent(db: Db, name: string, value: string): Promise<void> {
+  await db.insertInto("settings").values({ name, value }).onConflict((oc) => oc.column("name").doNothing()).execute();
+}

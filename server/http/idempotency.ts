@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHmac } from "node:crypto";
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -38,8 +38,17 @@ export function scopePath(pattern: string, params: Readonly<Record<string, strin
   return pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ""));
 }
 
-export function fingerprint(method: string, path: string, body: unknown, connectorAccountHeader: string | null): string {
-  return createHash("sha256")
+/** The HKDF label of the fingerprint key; a new label would re-key every fingerprint. */
+export const FINGERPRINT_KEY_LABEL = "paygate idempotency fingerprint v1";
+
+/**
+ * What tells a replay from a reuse of the key with other parameters. Keyed (HMAC with a
+ * key derived from the master key): an unkeyed digest of a tokenization body would let
+ * anyone holding the database brute-force the PAN and CVC from the stored BIN, last4
+ * and expiry.
+ */
+export function fingerprint(key: Buffer, method: string, path: string, body: unknown, connectorAccountHeader: string | null): string {
+  return createHmac("sha256", key)
     .update(`${method}\n${path}\n${canonicalJson(body)}\n${connectorAccountHeader ?? ""}`)
     .digest("hex");
 }

@@ -1,8 +1,10 @@
 import { HTTPResponse, type H3Event } from "h3";
 import type { AppContext } from "../app-context";
+import { devRequestRefusal } from "../dev-mode";
 import { ApiError, errors } from "../errors";
 import { ANONYMOUS, type Actor } from "../keys/actor";
 import { requireScope } from "../keys/authenticator";
+import { WrongMasterKeyError } from "../secrets/cipher";
 import { writeUnit, type UnitOfWork } from "../unit-of-work";
 import { errorBody } from "./error-envelope";
 import { clientAddress } from "./client-address";
@@ -34,17 +36,32 @@ export function render(outcome: Reply | ApiError, requestId: string): RenderedRe
 }
 
 /**
+ * Sent on every answer, replays included: API answers carry keys, card data and
+ * secrets that no shared or browser cache may keep, and no browser may sniff them
+ * into something executable.
+ */
+const SECURITY_HEADERS = { "cache-control": "no-store", "x-content-type-options": "nosniff" } as const;
+
+/**
  * h3's HTTPResponse (not a web Response): h3 hands it to Node through srvx's fast
  * path, where a web Response would be streamed through web streams.
  */
 function toResponse(reply: RenderedReply, requestId: string): HTTPResponse {
-  const headers = { ...reply.headers, "x-request-id": requestId };
+  const headers = { ...reply.headers, ...SECURITY_HEADERS, "x-request-id": requestId };
   return new HTTPResponse(reply.status === 204 ? null : reply.body, { status: reply.status, headers });
 }
 
-/** Anything not an ApiError is a bug: logged in full, answered with a generic 500. */
+/**
+ * Anything not an ApiError is a bug: logged in full, answered with a generic 500.
+ * Except a decryption failure (wrong master key, altered ciphertext): the operator's
+ * to fix, and no fault of the caller's, so 503 `master_key_mismatch`.
+ */
 export function asApiError(app: AppContext, error: unknown, requestId: string): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof WrongMasterKeyError) {
+    app.log.error({ request_id: requestId, reason: error.message }, "stored data cannot be decrypted");
+    return errors.masterKeyMismatch();
+  }
   app.log.error({ err: error, request_id: requestId }, "unhandled error");
   return errors.internal();
 }
@@ -97,6 +114,10 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
   let rendered: RenderedReply;
   let errorCode: string | undefined;
   try {
+    if (app.config.devMode) {
+      const refusal = devRequestRefusal(route.method, headers);
+      if (refusal) throw refusal;
+    }
     if (route.scope) {
       actor = await app.auth.authenticate(headers.get("authorization"));
       requireScope(actor, route.scope);
@@ -111,7 +132,7 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
       const path = scopePath(route.path, params);
       idempotencyKey = idempotencyKeyFrom(headers);
       const scope = { apiKeyId: actor.apiKeyId, method, path, key: idempotencyKey };
-      const begun = await beginIdempotent(app, scope, fingerprint(method, path, body, headers.get("x-connector-account")));
+      const begun = await beginIdempotent(app, scope, fingerprint(app.fingerprintKey, method, path, body, headers.get("x-connector-account")));
       if ("replay" in begun) {
         // The original request id, so an error body's request_id and the header agree.
         const { "x-request-id": originalId = requestId, ...stored } = begun.replay.headers;

@@ -7,6 +7,7 @@ import type { CallContext, Connector, ConnectorId, ConnectorResult, InDoubtRefer
 import { connectorFor } from "../connectors/registry";
 import { ApiError } from "../errors";
 import type { Actor } from "../keys/actor";
+import { WrongMasterKeyError } from "../secrets/cipher";
 import { resolveCredential } from "../secrets/secret-store";
 
 export interface PreparedCall {
@@ -25,6 +26,7 @@ export async function prepareCall(app: AppContext, actor: Actor, account: Connec
   try {
     credential = connector.parseCredential(await resolveCredential(app, account.credential_ref));
   } catch (error) {
+    if (error instanceof WrongMasterKeyError) throw error;
     // These messages name references and shapes, never values (secret-store.ts, parseCredential).
     app.log.error({ account: account.short_id, reason: error instanceof Error ? error.message : "unknown" }, "connector credential unavailable");
     throw new ApiError(502, "connector_error", `The credential of connector account ${account.short_id} cannot be read; the operator must fix ${account.credential_ref}.`, {

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from "node:crypto";
 
 const VERSION = "v1";
 
@@ -24,12 +24,26 @@ export class Cipher {
     this.keyId = createHash("sha256").update(key).digest("hex").slice(0, 8);
   }
 
+  /**
+   * A 32-byte key for another purpose, derived from the master key (HKDF-SHA256):
+   * each `label` gives an independent key, and none reveals the master key.
+   */
+  deriveKey(label: string): Buffer {
+    return Buffer.from(hkdfSync("sha256", this.key, Buffer.alloc(0), label, 32));
+  }
+
   encrypt(plaintext: string, aad: string): string {
     const iv = randomBytes(12);
     const cipher = createCipheriv("aes-256-gcm", this.key, iv);
     cipher.setAAD(Buffer.from(aad));
     const data = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
     return `${VERSION}.${this.keyId}.${Buffer.concat([iv, cipher.getAuthTag(), data]).toString("base64")}`;
+  }
+
+  /** Whether `sealed` was written with this key (judged by its key id, without decrypting). */
+  sealedWithThisKey(sealed: string): boolean {
+    const [version, keyId] = sealed.split(".");
+    return version === VERSION && keyId === this.keyId;
   }
 
   decrypt(sealed: string, aad: string): string {

@@ -1,9 +1,42 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config";
 
 export const MASTER_KEY_FILE = "master.key";
+/** The new key while a rotation is under way (server/secrets/rotate-master-key.ts). */
+export const NEXT_MASTER_KEY_FILE = "master.key.next";
+
+/** Reads a key file: base64 of 32 bytes. */
+export function readKeyFile(file: string): Buffer {
+  const key = Buffer.from(readFileSync(file, "utf8").trim(), "base64");
+  if (key.length !== 32) throw new Error(`${file} does not hold a base64 32-byte key`);
+  return key;
+}
+
+/** Makes a rename or unlink in `dir` durable. */
+export function fsyncDir(dir: string): void {
+  const fd = openSync(dir, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Writes `key` to `file` all or nothing: a temporary file beside it, fsynced, renamed over it, the directory fsynced. */
+export function writeKeyFileAtomically(dir: string, name: string, key: Buffer): void {
+  const partial = join(dir, `${name}.${process.pid}.tmp`);
+  const fd = openSync(partial, "w", 0o600);
+  try {
+    writeSync(fd, `${key.toString("base64")}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(partial, join(dir, name));
+  fsyncDir(dir);
+}
 
 /** Writes a new key file unless one exists; link() makes "create if absent" atomic across processes. */
 function createKeyFileOnce(file: string): void {
@@ -27,7 +60,10 @@ export function loadMasterKey(config: Pick<Config, "masterKey" | "dataDir">): Bu
   if (config.masterKey) return Buffer.from(config.masterKey, "base64");
   const file = join(config.dataDir, MASTER_KEY_FILE);
   if (!existsSync(file)) createKeyFileOnce(file);
-  const key = Buffer.from(readFileSync(file, "utf8").trim(), "base64");
-  if (key.length !== 32) throw new Error(`${file} does not hold a base64 32-byte key`);
-  return key;
+  return readKeyFile(file);
+}
+
+/** The setting that supplies the master key, as the operator would name it. */
+export function masterKeySetting(config: Pick<Config, "masterKey" | "dataDir">): string {
+  return config.masterKey ? "PAYGATE_MASTER_KEY" : join(config.dataDir, MASTER_KEY_FILE);
 }

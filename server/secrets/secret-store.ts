@@ -21,6 +21,9 @@ export class CredentialUnavailableError extends Error {
   override name = "CredentialUnavailableError";
 }
 
+/** Binds a secret version's ciphertext to its path and version. */
+export const secretAad = (path: string, version: number): string => `secret:${path}:${version}`;
+
 export function isSecretPath(path: string): boolean {
   return PATH_PATTERN.test(path) && !path.includes("..");
 }
@@ -41,7 +44,7 @@ export function parseCredentialRef(ref: string, param = "credential_ref"): Crede
 export async function putSecret(deps: SecretDeps, path: string, value: string, by: AuditActor): Promise<number> {
   if (!isSecretPath(path)) throw new ApiError(400, "parameter_invalid", "A secret path is 1-200 characters of letters, digits, . _ / -.", { param: "path" });
   if (value === "") throw new ApiError(400, "parameter_invalid", "A secret cannot be empty.", { param: "value" });
-  const version = await insertSecretVersion(deps.db, path, (v) => deps.cipher.encrypt(value, `secret:${path}:${v}`), isoNow());
+  const version = await insertSecretVersion(deps.db, path, (v) => deps.cipher.encrypt(value, secretAad(path, v)), isoNow());
   await recordAudit(deps.db, by, { action: "secret.version_created", target: { type: "secret", id: path }, merchantId: null, details: { version } });
   return version;
 }
@@ -62,5 +65,5 @@ export async function resolveCredential(deps: SecretDeps, ref: string, env: Node
   }
   const latest = await latestSecretVersion(deps.db, parsed.path);
   if (!latest) throw new CredentialUnavailableError(`no secret is stored at ${parsed.path}`);
-  return deps.cipher.decrypt(latest.ciphertext, `secret:${parsed.path}:${latest.version}`);
+  return deps.cipher.decrypt(latest.ciphertext, secretAad(parsed.path, latest.version));
 }

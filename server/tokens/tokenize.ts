@@ -24,7 +24,7 @@ export const tokenizeBody = z.strictObject({
 
 export type TokenizeInput = z.output<typeof tokenizeBody>;
 
-const panAad = (token: string) => `pan:${token}`;
+export const panAad = (token: string) => `pan:${token}`;
 
 /**
  * Checks a card and exchanges it for a merchant- and mode-scoped token. The number is

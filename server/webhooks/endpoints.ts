@@ -10,7 +10,7 @@ import { isoNow, newWebhookEndpointId } from "../ids";
 import { toPage, type ListPage, type ListParams } from "../pagination";
 import type { Cipher } from "../secrets/cipher";
 import { newSigningSecret, ROTATION_GRACE_MS, sealSecret } from "./signing-secrets";
-import { checkEndpointUrl } from "./url-policy";
+import { checkEndpointUrl, type SelfAddress } from "./url-policy";
 
 /** What an endpoint subscribes to: event types, or `"*"` for all of them. */
 export type Subscription = EventType | "*";
@@ -82,7 +82,8 @@ export interface NewEndpointInput {
  */
 export const MAX_ENDPOINTS = 16;
 
-export async function createEndpoint(db: Db, cipher: Cipher, owner: Owner, input: NewEndpointInput, by: AuditActor): Promise<WebhookEndpoint> {
+/** `self`: paygate's listening address, which no endpoint may target. */
+export async function createEndpoint(db: Db, cipher: Cipher, owner: Owner, input: NewEndpointInput, self: SelfAddress | undefined, by: AuditActor): Promise<WebhookEndpoint> {
   if ((await countEndpoints(db, owner)) >= MAX_ENDPOINTS) {
     throw new ApiError(
       400,
@@ -97,7 +98,7 @@ export async function createEndpoint(db: Db, cipher: Cipher, owner: Owner, input
     id,
     merchant_id: owner.merchantId,
     mode: owner.mode,
-    url: checkEndpointUrl(input.url, owner.mode),
+    url: checkEndpointUrl(input.url, owner.mode, self),
     event_types: JSON.stringify([...new Set(input.event_types)]),
     description: input.description ?? null,
     status: "enabled",
@@ -128,10 +129,10 @@ export interface EndpointPatch {
   status?: "enabled" | "disabled" | undefined;
 }
 
-export async function updateEndpoint(db: Db, owner: Owner, id: string, patch: EndpointPatch, by: AuditActor): Promise<WebhookEndpoint> {
+export async function updateEndpoint(db: Db, owner: Owner, id: string, patch: EndpointPatch, self: SelfAddress | undefined, by: AuditActor): Promise<WebhookEndpoint> {
   const row = await getEndpointRow(db, owner, id);
   const update = {
-    ...(patch.url !== undefined && { url: checkEndpointUrl(patch.url, owner.mode) }),
+    ...(patch.url !== undefined && { url: checkEndpointUrl(patch.url, owner.mode, self) }),
     ...(patch.event_types !== undefined && { event_types: JSON.stringify([...new Set(patch.event_types)]) }),
     ...(patch.description !== undefined && { description: patch.description }),
     ...(patch.status !== undefined && { status: patch.status }),

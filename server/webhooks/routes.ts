@@ -35,7 +35,7 @@ export function webhookRoutes(app: AppContext): Route[] {
       secretFields: ["secret"],
       handle: (req) => {
         const input = parse(createBody, req.body);
-        return req.unit.commit((trx) => createEndpoint(trx, app.cipher, req.actor, input, byKey(req.actor)));
+        return req.unit.commit((trx) => createEndpoint(trx, app.cipher, req.actor, input, app.self, byKey(req.actor)));
       },
       present: (endpoint) => json(201, endpoint),
     }),
@@ -59,7 +59,7 @@ export function webhookRoutes(app: AppContext): Route[] {
       scope: "webhooks:write",
       handle: (req) => {
         const patch = parse(updateBody, req.body);
-        return req.unit.commit((trx) => updateEndpoint(trx, req.actor, id(req.params), patch, byKey(req.actor)));
+        return req.unit.commit((trx) => updateEndpoint(trx, req.actor, id(req.params), patch, app.self, byKey(req.actor)));
       },
       present: (endpoint) => json(200, endpoint),
     }),

@@ -3,13 +3,15 @@ import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import type { Mode } from "../connectors/connector";
-import { addressRefusal, hostRefusal } from "./url-policy";
+import { addressRefusal, hostRefusal, portOf, selfRefusal, type SelfAddress } from "./url-policy";
 
 /** One webhook POST, fully prepared (signed body and headers). */
 export interface WebhookRequest {
   url: string;
   /** The endpoint's mode decides which addresses it may reach. */
   mode: Mode;
+  /** paygate's own listening address, never a target. */
+  self?: SelfAddress | undefined;
   body: string;
   headers: Record<string, string>;
 }
@@ -32,12 +34,12 @@ class RefusedAddressError extends Error {}
  * allowed. Checking inside the socket's own look-up means the checked address is the
  * one connected to: a DNS answer cannot change between the check and the connect.
  */
-export function guardedLookup(mode: Mode): LookupFunction {
+export function guardedLookup(mode: Mode, port?: number, self?: SelfAddress): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, "");
       for (const { address } of addresses) {
-        const refusal = addressRefusal(address, mode);
+        const refusal = (port !== undefined && selfRefusal(address, port, self)) || addressRefusal(address, mode);
         if (refusal) return callback(new RefusedAddressError(`refused: ${hostname} resolves to ${address}, ${refusal}`), "");
       }
       const first = addresses[0];
@@ -64,7 +66,7 @@ export function postWebhook(request: WebhookRequest, timeoutMs: number, cancel?:
     responseExcerpt,
   });
   const url = new URL(request.url);
-  const refusal = hostRefusal(url, request.mode);
+  const refusal = hostRefusal(url, request.mode, request.self);
   if (refusal !== undefined) return Promise.resolve(outcome(null, `refused: ${refusal}`, null));
   if (request.mode === "live" && url.protocol !== "https:") return Promise.resolve(outcome(null, "refused: live-mode webhooks must use https://", null));
 
@@ -85,7 +87,7 @@ export function postWebhook(request: WebhookRequest, timeoutMs: number, cancel?:
         headers: { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) },
         // A fresh connection per attempt: each one goes through the guarded look-up.
         agent: false,
-        lookup: guardedLookup(request.mode),
+        lookup: guardedLookup(request.mode, portOf(url), request.self),
         signal,
       },
       (res) => {

@@ -1,6 +1,7 @@
 import type { Migration, MigrationProvider } from "kysely";
 import { initMigration } from "./001_init";
 import { followOnClaimsMigration } from "./002_follow_on_claims";
+import { scrubUnkeyedFingerprintsMigration } from "./003_scrub_unkeyed_fingerprints";
 import { auditLogMigration } from "./009_audit_log";
 
 /**
@@ -10,6 +11,7 @@ import { auditLogMigration } from "./009_audit_log";
 const MIGRATIONS: Record<string, Migration> = {
   "001_init": initMigration,
   "002_follow_on_claims": followOnClaimsMigration,
+  "003_scrub_unkeyed_fingerprints": scrubUnkeyedFingerprintsMigration,
   "009_audit_log": auditLogMigration,
 };
 

@@ -128,13 +128,15 @@ describe("idempotency across a restart", () => {
 });
 
 describe("request fingerprint", () => {
+  const key = Buffer.alloc(32, 1);
   it("ignores key order at every depth and includes the X-Connector-Account header", () => {
-    const a = fingerprint("POST", "/v1/p", { a: 1, b: { c: [1, { d: 2, e: 3 }] } }, null);
-    const b = fingerprint("POST", "/v1/p", { b: { c: [1, { e: 3, d: 2 }] }, a: 1 }, null);
+    const a = fingerprint(key, "POST", "/v1/p", { a: 1, b: { c: [1, { d: 2, e: 3 }] } }, null);
+    const b = fingerprint(key, "POST", "/v1/p", { b: { c: [1, { e: 3, d: 2 }] }, a: 1 }, null);
     expect(a).toBe(b);
-    expect(fingerprint("POST", "/v1/p", { a: 1, b: { c: [{ d: 2, e: 3 }, 1] } }, null)).not.toBe(a);
-    expect(fingerprint("POST", "/v1/p", { a: 1, b: { c: [1, { d: 2, e: 3 }] } }, "ca_0123456789")).not.toBe(a);
-    expect(fingerprint("POST", "/v1/q", { a: 1, b: { c: [1, { d: 2, e: 3 }] } }, null)).not.toBe(a);
+    expect(fingerprint(key, "POST", "/v1/p", { a: 1, b: { c: [{ d: 2, e: 3 }, 1] } }, null)).not.toBe(a);
+    expect(fingerprint(key, "POST", "/v1/p", { a: 1, b: { c: [1, { d: 2, e: 3 }] } }, "ca_0123456789")).not.toBe(a);
+    expect(fingerprint(key, "POST", "/v1/q", { a: 1, b: { c: [1, { d: 2, e: 3 }] } }, null)).not.toBe(a);
+    expect(fingerprint(Buffer.alloc(32, 2), "POST", "/v1/p", { a: 1, b: { c: [1, { d: 2, e: 3 }] } }, null), "another key, another fingerprint").not.toBe(a);
   });
 });
 

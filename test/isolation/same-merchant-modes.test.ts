@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { putSecret } from "../../server/secrets/secret-store";
 import { startStripeFake, type StripeFake } from "../fakes/stripe-fake";
 import { bootServer, type TestServer } from "../support/harness";
-import { auth } from "../support/seed";
+import { auth, liveSecretKey } from "../support/seed";
 import { paymentsClient, seedSandboxMerchant } from "../support/payments";
 import { byOperator } from "../../server/audit/audit-actor";
 
@@ -53,9 +53,7 @@ describe("test and live data of one merchant never mix", () => {
     stripe = await startStripeFake();
     server = await bootServer({ env: { PAYGATE_STRIPE_BASE_URL: stripe.baseUrl } });
     const m = await seedSandboxMerchant(server, "Two modes");
-    const liveKey = await (
-      await server.request(`/admin/merchants/${m.merchant.id}/api-keys`, { method: "POST", headers: auth(m.admin), json: { name: "live", mode: "live" } })
-    ).json();
+    const liveKey = await liveSecretKey(server, m.merchant.id);
     await putSecret(server.app, "modes/stripe", JSON.stringify({ api_key: "sk_live_fake", webhook_secret: "whsec_fake" }), byOperator());
     const account = await server.request(`/admin/merchants/${m.merchant.id}/connector-accounts`, {
       method: "POST",
@@ -65,7 +63,7 @@ describe("test and live data of one merchant never mix", () => {
     expect(account.status).toBe(201);
     test = await side(m.secret, "4242424242424242", { url: "http://127.0.0.1:9/test-hooks", event_types: ["*"] });
     // Subscribed to voids only, and no live payment is voided: nothing is ever sent to it.
-    live = await side(liveKey.key, "5555555555554444", { url: "https://hooks.invalid/live", event_types: ["payment.voided"] });
+    live = await side(liveKey, "5555555555554444", { url: "https://hooks.invalid/live", event_types: ["payment.voided"] });
   });
   afterAll(async () => {
     await server.stop();

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { listMerchantAccounts } from "../../server/accounts/accounts";
+import { getMerchant } from "../../server/merchants/merchants";
 import { bootServer } from "../support/harness";
 import { runCli } from "../support/cli";
 import { freshDataDir } from "../support/harness";
@@ -37,11 +39,11 @@ describe("development mode", () => {
       const created = await server.request("/v1/api-keys", { method: "POST", headers: { "idempotency-key": "dev-1" }, json: { name: "dev" } });
       expect(created.status).toBe(201);
       expect((await created.json()).key).toMatch(/^sk_test_/);
-      const merchants = await (await server.request("/admin/merchants")).json();
-      const dev = merchants.data.find((x: { name: string }) => x.name === "Dev Merchant");
-      expect(dev).toBeDefined();
-      const accounts = await (await server.request(`/admin/merchants/${dev.id}/connector-accounts`)).json();
-      expect(accounts.data).toEqual([
+      // The dev actor is no admin: the seeding is read through the services.
+      const row = await server.app.db.selectFrom("merchants").select("id").where("name", "=", "Dev Merchant").executeTakeFirstOrThrow();
+      const dev = await getMerchant(server.app.db, row.id);
+      const accounts = await listMerchantAccounts(server.app.db, dev, false);
+      expect(accounts).toEqual([
         expect.objectContaining({ connector_id: "mock", mode: "test", key_kind: "api_key", is_default: true, credential_ref: `secret://sandbox/${dev.short_id}/mock` }),
       ]);
     } finally {
@@ -55,8 +57,8 @@ describe("development mode", () => {
     await first.close();
     const second = await bootServer({ dev: true, dataDir });
     try {
-      const merchants = await (await second.request("/admin/merchants")).json();
-      expect(merchants.data.filter((x: { name: string }) => x.name === "Dev Merchant")).toHaveLength(1);
+      const merchants = await second.app.db.selectFrom("merchants").select("id").where("name", "=", "Dev Merchant").execute();
+      expect(merchants).toHaveLength(1);
     } finally {
       await second.stop();
     }

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApiKey } from "../../server/keys/api-keys";
 import { bootServer, type TestServer } from "../support/harness";
-import { auth, seedMerchant } from "../support/seed";
+import { auth, liveSecretKey, seedMerchant } from "../support/seed";
 import { CARDS, paymentsClient, seedSandboxMerchant } from "../support/payments";
 import { putSecret } from "../../server/secrets/secret-store";
 import { expectError } from "../support/errors";
@@ -223,8 +222,7 @@ describe("payments over HTTP (sandbox)", () => {
     const live = await server.request("/v1/api-keys", { method: "POST", headers: auth(shop.admin), json: { name: "unused" } });
     expect(live.status).toBe(201);
     // A test admin key cannot mint live keys; the operator (CLI) can.
-    const liveKey = await createApiKey(server.app.db, { merchantId: shop.merchant.id, name: "live", type: "secret", mode: "live", role: "merchant" }, undefined, byOperator());
-    const liveClient = paymentsClient(server, liveKey.key as string);
+    const liveClient = paymentsClient(server, await liveSecretKey(server, shop.merchant.id));
     await expectError(await liveClient.get(payment.id), 404, "payment_intent_not_found");
   });
 

@@ -29,3 +29,12 @@ let counter = 0;
 export function auth(key: string, idempotencyKey: string = `idem-${Date.now()}-${++counter}`): Record<string, string> {
   return { authorization: `Bearer ${key}`, "idempotency-key": idempotencyKey };
 }
+
+/**
+ * A live secret key for `merchantId`, minted as the operator does (the CLI): no test
+ * key, admin included, may mint a live one over the API.
+ */
+export async function liveSecretKey(server: TestServer, merchantId: string): Promise<string> {
+  const key = await createApiKey(server.app.db, { merchantId, name: "live", type: "secret", mode: "live", role: "merchant" }, undefined, byOperator());
+  return key.key as string;
+}

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootServer, type TestServer } from "../support/harness";
-import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
+import { auth, liveSecretKey, seedMerchant, type SeededMerchant } from "../support/seed";
 import { createEndpoint } from "./support";
 import { expectStored, rawDatabaseFiles } from "../support/raw-files";
 import { expectError } from "../support/errors";
@@ -173,8 +173,8 @@ describe("webhook endpoints API", () => {
     const over = await post(capped.secret, { url: "https://example.com/cap/16", event_types: ["*"] });
     expect(over.status).toBe(400);
     expect((await over.json()).error).toMatchObject({ type: "invalid_request_error", code: "webhook_endpoint_limit_reached", message: expect.stringMatching(/16/) });
-    const liveKey = await server.request(`/admin/merchants/${capped.merchant.id}/api-keys`, { method: "POST", headers: auth(capped.admin), json: { name: "live", mode: "live" } });
-    expect((await post((await liveKey.json()).key, { url: "https://example.com/cap/live", event_types: ["*"] })).status).toBe(201);
+    const liveKey = await liveSecretKey(server, capped.merchant.id);
+    expect((await post(liveKey, { url: "https://example.com/cap/live", event_types: ["*"] })).status).toBe(201);
     await server.request(`/v1/webhook_endpoints/${ids[0]}`, { method: "DELETE", headers: auth(capped.secret) });
     expect((await post(capped.secret, { url: "https://example.com/cap/again", event_types: ["*"] })).status).toBe(201);
   });
