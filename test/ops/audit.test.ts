@@ -264,7 +264,7 @@ describe("audit log of what paygate seeds itself", () => {
     const server = await bootServer({ dev: true });
     try {
       const rows = await server.app.db.selectFrom("audit_log").select(["actor_type", "actor_id", "action"]).orderBy("id").execute();
-      expect(rows.map((r) => r.action)).toEqual(["merchant.created", "api_key.created", "secret.version_created", "connector_account.created"]);
+      expect(rows.map((r) => r.action).sort()).toEqual(["api_key.created", "connector_account.created", "merchant.created", "secret.version_created"]);
       expect(new Set(rows.map((r) => `${r.actor_type}:${r.actor_id}`))).toEqual(new Set([`cli:${userInfo().username}`]));
     } finally {
       await server.stop();
