@@ -1,5 +1,5 @@
 import { Command, CommanderError } from "commander";
-import { VERSION } from "../server/app-context";
+import { VERSION_LINE } from "../server/health/runtime";
 import { registerAccounts } from "./commands/accounts";
 import { registerAudit } from "./commands/audit";
 import { registerBackup } from "./commands/backup";
@@ -10,6 +10,7 @@ import { registerMigrate } from "./commands/migrate";
 import { registerRestore } from "./commands/restore";
 import { registerSandbox } from "./commands/sandbox";
 import { registerSecrets } from "./commands/secrets";
+import { registerSelfCheck } from "./commands/self-check";
 import { registerServe } from "./commands/serve";
 import { registerWebhooks } from "./commands/webhooks";
 import { EXIT_USAGE, fail } from "./exit";
@@ -17,7 +18,7 @@ import { EXIT_USAGE, fail } from "./exit";
 export function buildProgram(): Command {
   const program = new Command("paygate")
     .description("A self-hostable payment gateway in one executable")
-    .version(VERSION, "-v, --version")
+    .version(VERSION_LINE, "-v, --version")
     .showHelpAfterError()
     .exitOverride();
   registerServe(program);
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   registerBackup(program);
   registerRestore(program);
   registerMasterKey(program);
+  registerSelfCheck(program);
   return program;
 }
 

@@ -1,6 +1,6 @@
 import type { AppContext } from "../app-context";
-import { VERSION } from "../app-context";
 import { json, route, type Route } from "../http/route";
+import { RUNTIME } from "./runtime";
 
 type Check = "ok" | "error";
 
@@ -32,7 +32,7 @@ export function healthRoutes(app: AppContext): Route[] {
       method: "GET",
       path: "/health",
       scope: null,
-      handle: async () => ({ status: "ok", service: "paygate", version: VERSION }),
+      handle: async () => ({ status: "ok", service: "paygate", version: RUNTIME.version, node: RUNTIME.node }),
       present: (body) => json(200, body),
     }),
     route({
