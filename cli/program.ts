@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { VERSION_LINE } from "../server/health/runtime";
 import { registerAccounts } from "./commands/accounts";
+import { registerAudit } from "./commands/audit";
 import { registerBackup } from "./commands/backup";
 import { registerKeys } from "./commands/keys";
 import { registerMasterKey } from "./commands/master-key";
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   registerAccounts(program);
   registerSecrets(program);
   registerWebhooks(program);
+  registerAudit(program);
   registerBackup(program);
   registerRestore(program);
   registerMasterKey(program);

@@ -3,6 +3,7 @@ import type { AppContext } from "./app-context";
 import { MemoryCache } from "./cache/memory-cache";
 import type { Config } from "./config";
 import { accountRoutes } from "./accounts/routes";
+import { auditRoutes } from "./audit/routes";
 import { seedSandboxAccount } from "./accounts/seed-sandbox-account";
 import { paymentRoutes } from "./payments/routes";
 import { routingRoutes } from "./routing/routes";
@@ -24,7 +25,7 @@ import { testDataRoutes } from "./test-data/routes";
 import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
 import { selfAddress } from "./webhooks/url-policy";
 import { FINGERPRINT_KEY_LABEL } from "./http/idempotency";
-import { listenOn, type Listening } from "./http/listen";
+import { listenOn, readTls, type Listening } from "./http/listen";
 import { createRouter } from "./http/router";
 import type { Route } from "./http/route";
 import { createLoggers, type Loggers } from "./logger";
@@ -46,7 +47,7 @@ export interface RunningServer {
 
 /** Every route of the API. */
 export function allRoutes(app: AppContext): Route[] {
-  return [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app), ...accountRoutes(app), ...routingRoutes(app), ...tokenRoutes(app), ...paymentRoutes(app), ...webhookRoutes(app), ...eventStreamRoutes(app), ...testDataRoutes(app)];
+  return [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app), ...accountRoutes(app), ...routingRoutes(app), ...tokenRoutes(app), ...paymentRoutes(app), ...webhookRoutes(app), ...eventStreamRoutes(app), ...testDataRoutes(app), ...auditRoutes(app)];
 }
 
 /** What dev mode seeds for its merchant besides the merchant and key. */
@@ -93,6 +94,7 @@ export interface StartOptions {
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   if (config.devMode) assertDevModeAllowed(config);
+  const tls = config.tls && readTls(config.tls);
   const app = await createAppContext(config, options.loggers);
   scheduleIdempotencyPurge(app);
   app.webhooks = startWebhookDelivery(app);
@@ -101,7 +103,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   serveMetrics(h3, app);
   let listening: Listening;
   try {
-    listening = await listenOn(toNodeHandler(h3), config.host, config.port);
+    listening = await listenOn(toNodeHandler(h3), config.host, config.port, tls);
   } catch (error) {
     await closeAppContext(app);
     throw error;
@@ -114,5 +116,5 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     closing ??= listening.close(SHUTDOWN_GRACE_MS).then(() => closeAppContext(app));
     return closing;
   };
-  return { url: `http://${host}:${listening.port}`, port: listening.port, app, close };
+  return { url: `${tls ? "https" : "http"}://${host}:${listening.port}`, port: listening.port, app, close };
 }

@@ -10,6 +10,8 @@ import type { Db } from "../../store/database";
 import type { ConnectorAccountRow } from "../../store/schema";
 import type { ConnectorId, Mode } from "../connectors/connector";
 import { CONNECTORS } from "../connectors/registry";
+import type { AuditActor } from "../audit/audit-actor";
+import { recordAudit } from "../audit/record-audit";
 import { ApiError, errors } from "../errors";
 import { isoNow, newAccountShortId, newUuid } from "../ids";
 import type { Merchant } from "../merchants/merchants";
@@ -88,7 +90,7 @@ function checkConnectorRules(input: Pick<NewAccountInput, "connector_id" | "mode
  */
 export type AccountReach = Mode | undefined;
 
-export async function createConnectorAccount(deps: SecretDeps, merchant: Merchant, input: NewAccountInput, reach: AccountReach): Promise<ConnectorAccount> {
+export async function createConnectorAccount(deps: SecretDeps, merchant: Merchant, input: NewAccountInput, reach: AccountReach, by: AuditActor): Promise<ConnectorAccount> {
   if (reach !== undefined && input.mode !== reach) {
     throw new ApiError(403, "insufficient_permissions", `A ${reach} key cannot create ${input.mode} connector accounts.`, { param: "mode" });
   }
@@ -110,6 +112,7 @@ export async function createConnectorAccount(deps: SecretDeps, merchant: Merchan
     updated_at: now,
   };
   await insertConnectorAccount(deps.db, row).catch((error: unknown) => conflictFrom(error, input));
+  await recordAudit(deps.db, by, { action: "connector_account.created", target: { type: "connector_account", id: row.id }, merchantId: merchant.id, details: { credential_ref: row.credential_ref } });
   return toConnectorAccount(row, merchant.short_id);
 }
 
@@ -140,7 +143,7 @@ export async function pageMerchantAccounts(db: Db, merchant: Merchant, includeIn
 }
 
 /** Moves the account to a new secret path, renames it, or (un)sets it as default. */
-export async function updateAccount(deps: SecretDeps, merchant: Merchant, idOrShortId: string, update: AccountUpdate, reach: AccountReach): Promise<ConnectorAccount> {
+export async function updateAccount(deps: SecretDeps, merchant: Merchant, idOrShortId: string, update: AccountUpdate, reach: AccountReach, by: AuditActor): Promise<ConnectorAccount> {
   const row = await requireAccount(deps.db, merchant, idOrShortId, reach);
   if (row.is_active !== 1) {
     throw new ApiError(409, "connector_account_inactive", `Connector account ${row.short_id} is inactive (deleted) and cannot be changed.`, { param: "caid" });
@@ -157,12 +160,14 @@ export async function updateAccount(deps: SecretDeps, merchant: Merchant, idOrSh
   await updateConnectorAccount(deps.db, row.id, changes).catch((error: unknown) =>
     conflictFrom(error, { connector_id: connectorId, mode: row.mode, key_kind: row.key_kind, label: next.label }),
   );
+  await recordAudit(deps.db, by, { action: "connector_account.updated", target: { type: "connector_account", id: row.id }, merchantId: merchant.id, details: { changed: Object.keys(update) } });
   return toConnectorAccount(next, merchant.short_id);
 }
 
 /** Soft delete: inactive for good (no reactivation in v2.3), and no longer default. */
-export async function deactivateAccount(db: Db, merchant: Merchant, idOrShortId: string, reach: AccountReach): Promise<void> {
+export async function deactivateAccount(db: Db, merchant: Merchant, idOrShortId: string, reach: AccountReach, by: AuditActor): Promise<void> {
   const row = await requireAccount(db, merchant, idOrShortId, reach);
   if (row.is_active === 0) return;
   await updateConnectorAccount(db, row.id, { is_active: 0, is_default: 0, updated_at: isoNow() });
+  await recordAudit(db, by, { action: "connector_account.deleted", target: { type: "connector_account", id: row.id }, merchantId: merchant.id });
 }

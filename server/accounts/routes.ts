@@ -1,3 +1,4 @@
+import { byKey } from "../audit/audit-actor";
 import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { CONNECTOR_IDS } from "../connectors/registry";
@@ -41,7 +42,7 @@ export function accountRoutes(app: AppContext): Route[] {
       handle: async (req) => {
         const input = parse(newAccountBody, req.body);
         const merchant = await merchantOf(req.params);
-        return req.unit.commit((trx) => createConnectorAccount({ db: trx, cipher: app.cipher }, merchant, input, req.actor.mode));
+        return req.unit.commit((trx) => createConnectorAccount({ db: trx, cipher: app.cipher }, merchant, input, req.actor.mode, byKey(req.actor)));
       },
       present: (account) => json(201, account),
     }),
@@ -70,7 +71,7 @@ export function accountRoutes(app: AppContext): Route[] {
           throw errors.invalid("is_active", "is_active cannot be changed with PATCH: DELETE deactivates an account, and v2.3 has no reactivation.");
         }
         const merchant = await merchantOf(req.params);
-        return req.unit.commit((trx) => updateAccount({ db: trx, cipher: app.cipher }, merchant, req.params.caid as string, update, req.actor.mode));
+        return req.unit.commit((trx) => updateAccount({ db: trx, cipher: app.cipher }, merchant, req.params.caid as string, update, req.actor.mode, byKey(req.actor)));
       },
       present: (account) => json(200, account),
     }),
@@ -81,7 +82,7 @@ export function accountRoutes(app: AppContext): Route[] {
       idempotent: true,
       handle: async (req) => {
         const merchant = await merchantOf(req.params);
-        return req.unit.commit((trx) => deactivateAccount(trx, merchant, req.params.caid as string, req.actor.mode));
+        return req.unit.commit((trx) => deactivateAccount(trx, merchant, req.params.caid as string, req.actor.mode, byKey(req.actor)));
       },
       present: () => ({ status: 204 }),
     }),

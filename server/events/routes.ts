@@ -1,3 +1,4 @@
+import { byKey } from "../audit/audit-actor";
 import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { json, route, type Route } from "../http/route";
@@ -34,7 +35,7 @@ export function eventRoutes(app: AppContext): Route[] {
         const { endpoint } = parse(z.strictObject({ endpoint: z.string().optional() }), req.body);
         const event = await getEventRow(app.db, req.actor, req.params.id as string);
         const replayed = await req.unit.commit(async (trx) => {
-          await replayDeliveries(trx, { eventIds: [event.id], owner: req.actor, endpointId: endpoint });
+          await replayDeliveries(trx, { eventIds: [event.id], owner: req.actor, endpointId: endpoint }, byKey(req.actor));
           return withDeliveries(trx, event);
         });
         app.webhooks.kick();

@@ -7,6 +7,7 @@ import { requireScope } from "../keys/authenticator";
 import { WrongMasterKeyError } from "../secrets/cipher";
 import { writeUnit, type UnitOfWork } from "../unit-of-work";
 import { errorBody } from "./error-envelope";
+import { clientAddress } from "./client-address";
 import { beginIdempotent, fingerprint, idempotencyKeyFrom, scopePath, type IdempotencySession } from "./idempotency";
 import { readJsonObject } from "./json-body";
 import { enforceRateLimit } from "./rate-limit";
@@ -70,9 +71,12 @@ export function asApiError(app: AppContext, error: unknown, requestId: string): 
 /** Logs one line per request; never the headers or the body. */
 export function logRequest(app: AppContext, event: H3Event, routePath: string, requestId: string, status: number, started: number, merchant?: string): void {
   app.metrics.request(routePath, event.req.method, status, (performance.now() - started) / 1000);
+  const client = clientAddress(event, app.config.trustProxy, app.config.tls ? "https" : "http");
   app.requestLog.info(
     {
       request_id: requestId,
+      client_ip: client.ip,
+      scheme: client.scheme,
       method: event.req.method,
       route: routePath,
       status,

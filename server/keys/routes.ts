@@ -1,3 +1,4 @@
+import { byKey } from "../audit/audit-actor";
 import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { json, route, type Route } from "../http/route";
@@ -28,7 +29,7 @@ export function keyRoutes(app: AppContext): Route[] {
       handle: (req) => {
         const input = parse(createBody, req.body);
         const { actor } = req;
-        return req.unit.commit((trx) => createApiKey(trx, { merchantId: actor.merchantId, mode: actor.mode, role: "merchant", ...input }, actor));
+        return req.unit.commit((trx) => createApiKey(trx, { merchantId: actor.merchantId, mode: actor.mode, role: "merchant", ...input }, actor, byKey(actor)));
       },
       present: (key) => json(201, key),
     }),
@@ -46,7 +47,7 @@ export function keyRoutes(app: AppContext): Route[] {
       secretFields: ["key"],
       handle: async (req) => {
         parse(z.strictObject({}), req.body);
-        const key = await req.unit.commit((trx) => rotateApiKey(trx, req.actor.merchantId, req.params.keyId as string, req.actor));
+        const key = await req.unit.commit((trx) => rotateApiKey(trx, req.actor.merchantId, req.params.keyId as string, req.actor, byKey(req.actor)));
         app.auth.invalidate();
         return key;
       },
@@ -57,7 +58,7 @@ export function keyRoutes(app: AppContext): Route[] {
       path: "/v1/api-keys/:keyId",
       scope: "keys:write",
       handle: async (req) => {
-        const key = await req.unit.commit((trx) => revokeApiKey(trx, req.actor.merchantId, req.params.keyId as string, req.actor));
+        const key = await req.unit.commit((trx) => revokeApiKey(trx, req.actor.merchantId, req.params.keyId as string, req.actor, byKey(req.actor)));
         app.auth.invalidate();
         return { id: key.id, object: key.object, status: key.status, revoked_at: key.revoked_at };
       },
@@ -71,7 +72,7 @@ export function keyRoutes(app: AppContext): Route[] {
       handle: async (req) => {
         const input = parse(adminCreateBody, req.body);
         const merchant = await getMerchant(app.db, req.params.merchantId as string);
-        return req.unit.commit((trx) => createApiKey(trx, { ...input, merchantId: merchant.id, mode: input.mode ?? req.actor.mode }, req.actor));
+        return req.unit.commit((trx) => createApiKey(trx, { ...input, merchantId: merchant.id, mode: input.mode ?? req.actor.mode }, req.actor, byKey(req.actor)));
       },
       present: (key) => json(201, key),
     }),

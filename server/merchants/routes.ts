@@ -1,3 +1,4 @@
+import { byKey } from "../audit/audit-actor";
 import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { json, route, type Route } from "../http/route";
@@ -17,7 +18,7 @@ export function merchantRoutes(app: AppContext): Route[] {
       scope: "admin",
       handle: (req) => {
         const { name } = parse(createBody, req.body);
-        return req.unit.commit((trx) => createMerchant(trx, name));
+        return req.unit.commit((trx) => createMerchant(trx, name, byKey(req.actor)));
       },
       present: (merchant) => json(201, merchant),
     }),

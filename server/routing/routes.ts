@@ -1,3 +1,4 @@
+import { byKey } from "../audit/audit-actor";
 import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { CONNECTOR_IDS } from "../connectors/registry";
@@ -22,7 +23,10 @@ export function routingRoutes(app: AppContext): Route[] {
       method: "PUT",
       path: "/v1/routing",
       scope: "routing:write",
-      handle: (req) => setMerchantRouting(app.db, req.actor.merchantId, req.actor.mode, parse(putBody, req.body).connectors),
+      handle: (req) => {
+        const { connectors } = parse(putBody, req.body);
+        return req.unit.commit((trx) => setMerchantRouting(trx, req.actor.merchantId, req.actor.mode, connectors, byKey(req.actor)));
+      },
       present: (routing) => json(200, routing),
     }),
   ];

@@ -1,5 +1,7 @@
 import { insertSecretVersion, latestSecretVersion, listSecretPaths } from "../../store/secrets";
 import type { Db } from "../../store/database";
+import type { AuditActor } from "../audit/audit-actor";
+import { recordAudit } from "../audit/record-audit";
 import { ApiError } from "../errors";
 import { isoNow } from "../ids";
 import type { Cipher } from "./cipher";
@@ -45,10 +47,12 @@ export function parseCredentialRef(ref: string, param = "credential_ref"): Crede
 }
 
 /** Stores a new version of the secret at `path`; readers get it from now on. */
-export async function putSecret(deps: SecretDeps, path: string, value: string): Promise<number> {
+export async function putSecret(deps: SecretDeps, path: string, value: string, by: AuditActor): Promise<number> {
   if (!isSecretPath(path)) throw new ApiError(400, "parameter_invalid", "A secret path is 1-200 characters of letters, digits, . _ / -.", { param: "path" });
   if (value === "") throw new ApiError(400, "parameter_invalid", "A secret cannot be empty.", { param: "value" });
-  return insertSecretVersion(deps.db, path, (version) => deps.cipher.encrypt(value, secretAad(path, version)), isoNow());
+  const version = await insertSecretVersion(deps.db, path, (v) => deps.cipher.encrypt(value, secretAad(path, v)), isoNow());
+  await recordAudit(deps.db, by, { action: "secret.version_created", target: { type: "secret", id: path }, merchantId: null, details: { version } });
+  return version;
 }
 
 export const listSecrets = (db: Db) => listSecretPaths(db);

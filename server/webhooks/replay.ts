@@ -2,6 +2,8 @@ import type { Db } from "../../store/database";
 import { findEvent, findOwnedEvent, type Owner } from "../../store/events";
 import type { EventRow } from "../../store/schema";
 import { deliveriesOfEvent, findDeadDeliveries, insertDeliveries, listReceivingEndpoints, requeueDeliveries } from "../../store/webhooks";
+import type { AuditActor } from "../audit/audit-actor";
+import { recordAudit } from "../audit/record-audit";
 import { errors } from "../errors";
 import { subscribesTo } from "./endpoints";
 import { newPendingDelivery } from "./enqueue";
@@ -25,11 +27,17 @@ export interface ReplayedDelivery {
  * only writes: a serving process's dispatcher (kicked, or its sweep) sends them. Used
  * by the HTTP replay route and the CLI; run it in one transaction.
  */
-export async function replayDeliveries(db: Db, selection: ReplaySelection): Promise<ReplayedDelivery[]> {
+export async function replayDeliveries(db: Db, selection: ReplaySelection, by: AuditActor): Promise<ReplayedDelivery[]> {
   const now = new Date();
   if ("dead" in selection) {
     const dead = await findDeadDeliveries(db, selection.since);
     await requeueDeliveries(db, dead.map((d) => d.id), now.getTime(), now.toISOString());
+    await recordAudit(db, by, {
+      action: "webhook.replayed",
+      target: { type: "dead_letter_queue", id: "*" },
+      merchantId: null,
+      details: { deliveries: dead.length, ...(selection.since !== undefined && { since: selection.since }) },
+    });
     return dead.map((d) => ({ id: d.id, event_id: d.event_id, endpoint_id: d.endpoint_id }));
   }
   const replayed: ReplayedDelivery[] = [];
@@ -40,6 +48,7 @@ export async function replayDeliveries(db: Db, selection: ReplaySelection): Prom
     if (selection.endpointId !== undefined && sent.length === 0) {
       throw errors.notFound("webhook_endpoint_not_found", `No enabled webhook endpoint ${selection.endpointId} subscribed to ${event.type}.`, "endpoint");
     }
+    await recordAudit(db, by, { action: "webhook.replayed", target: { type: "event", id: event.id }, merchantId: event.merchant_id, details: { mode: event.mode, deliveries: sent.length } });
     replayed.push(...sent);
   }
   return replayed;

@@ -1,3 +1,4 @@
+import { byKey } from "../audit/audit-actor";
 import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { EVENT_TYPES } from "../events/event";
@@ -34,7 +35,7 @@ export function webhookRoutes(app: AppContext): Route[] {
       secretFields: ["secret"],
       handle: (req) => {
         const input = parse(createBody, req.body);
-        return req.unit.commit((trx) => createEndpoint(trx, app.cipher, req.actor, input, app.self));
+        return req.unit.commit((trx) => createEndpoint(trx, app.cipher, req.actor, input, app.self, byKey(req.actor)));
       },
       present: (endpoint) => json(201, endpoint),
     }),
@@ -58,7 +59,7 @@ export function webhookRoutes(app: AppContext): Route[] {
       scope: "webhooks:write",
       handle: (req) => {
         const patch = parse(updateBody, req.body);
-        return req.unit.commit((trx) => updateEndpoint(trx, req.actor, id(req.params), patch, app.self));
+        return req.unit.commit((trx) => updateEndpoint(trx, req.actor, id(req.params), patch, app.self, byKey(req.actor)));
       },
       present: (endpoint) => json(200, endpoint),
     }),
@@ -66,7 +67,7 @@ export function webhookRoutes(app: AppContext): Route[] {
       method: "DELETE",
       path: "/v1/webhook_endpoints/:id",
       scope: "webhooks:write",
-      handle: (req) => req.unit.commit((trx) => deleteEndpoint(trx, req.actor, id(req.params))),
+      handle: (req) => req.unit.commit((trx) => deleteEndpoint(trx, req.actor, id(req.params), byKey(req.actor))),
       present: (deleted) => json(200, deleted),
     }),
     route({
@@ -76,7 +77,7 @@ export function webhookRoutes(app: AppContext): Route[] {
       secretFields: ["secret"],
       handle: (req) => {
         parse(noBody, req.body);
-        return req.unit.commit((trx) => rotateSecret(trx, app.cipher, req.actor, id(req.params)));
+        return req.unit.commit((trx) => rotateSecret(trx, app.cipher, req.actor, id(req.params), byKey(req.actor)));
       },
       present: (endpoint) => json(200, endpoint),
     }),

@@ -8,6 +8,7 @@ import { runCli } from "../support/cli";
 import { auth, liveSecretKey, seedMerchant, type SeededMerchant } from "../support/seed";
 import { expectStored, rawDatabaseFiles } from "../support/raw-files";
 import { expectError } from "../support/errors";
+import { byOperator } from "../../server/audit/audit-actor";
 
 const STRIPE_SECRET = JSON.stringify({ api_key: "sk_live_VERYSECRETSTRIPEKEY", webhook_secret: "whsec_VERYSECRETHOOK" });
 
@@ -22,8 +23,8 @@ describe("connector accounts admin API", () => {
     m = await seedMerchant(server);
     liveAdmin = await liveSecretKey(server, m.merchant.id, "admin");
     base = `/admin/merchants/${m.merchant.short_id}/connector-accounts`;
-    await putSecret(server.app, "acme/stripe", STRIPE_SECRET);
-    await putSecret(server.app, "acme/mock", "mock-credential");
+    await putSecret(server.app, "acme/stripe", STRIPE_SECRET, byOperator());
+    await putSecret(server.app, "acme/mock", "mock-credential", byOperator());
   });
   afterAll(() => server.stop());
 
@@ -242,7 +243,7 @@ describe("master key", () => {
     const dataDir = server.dataDir;
     try {
       expect(statSync(join(dataDir, "master.key")).mode & 0o777).toBe(0o600);
-      await putSecret(server.app, "k", "value-1");
+      await putSecret(server.app, "k", "value-1", byOperator());
       await expect(resolveCredential({ db: server.app.db, cipher: new Cipher(Buffer.alloc(32, 9)) }, "secret://k")).rejects.toThrow(/master key/);
     } finally {
       await server.close();

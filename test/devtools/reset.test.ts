@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { byOperator } from "../../server/audit/audit-actor";
 import { putSecret } from "../../server/secrets/secret-store";
 import { startStripeFake, type StripeFake } from "../fakes/stripe-fake";
 import { runCli } from "../support/cli";
@@ -38,7 +39,7 @@ describe("reset of test data", () => {
     server = await bootServer({ dataDir: freshDataDir(), env: { PAYGATE_STRIPE_BASE_URL: stripe.baseUrl } });
     shop = await seedSandboxMerchant(server, "Resettable");
     liveKey = await liveSecretKey(server, shop.merchant.id);
-    await putSecret(server.app, "reset/stripe", JSON.stringify({ api_key: "sk_live_fake", webhook_secret: "whsec_fake" }));
+    await putSecret(server.app, "reset/stripe", JSON.stringify({ api_key: "sk_live_fake", webhook_secret: "whsec_fake" }), byOperator());
     const account = await server.request(`/admin/merchants/${shop.merchant.id}/connector-accounts`, {
       method: "POST",
       headers: auth(await liveSecretKey(server, shop.merchant.id, "admin")),
