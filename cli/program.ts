@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
-import { VERSION } from "../server/app-context";
+import { VERSION_LINE } from "../server/health/runtime";
 import { registerAccounts } from "./commands/accounts";
+import { registerAudit } from "./commands/audit";
 import { registerBackup } from "./commands/backup";
 import { registerKeys } from "./commands/keys";
 import { registerMasterKey } from "./commands/master-key";
@@ -10,14 +11,19 @@ import { registerOpenApi } from "./commands/openapi";
 import { registerRestore } from "./commands/restore";
 import { registerSandbox } from "./commands/sandbox";
 import { registerSecrets } from "./commands/secrets";
+import { registerSelfCheck } from "./commands/self-check";
 import { registerServe } from "./commands/serve";
 import { registerWebhooks } from "./commands/webhooks";
+import { registerListen } from "./commands/listen";
+import { registerTrigger } from "./commands/trigger";
+import { registerEvents } from "./commands/events";
+import { registerReset } from "./commands/reset";
 import { EXIT_USAGE, fail } from "./exit";
 
 export function buildProgram(): Command {
   const program = new Command("paygate")
     .description("A self-hostable payment gateway in one executable")
-    .version(VERSION, "-v, --version")
+    .version(VERSION_LINE, "-v, --version")
     .showHelpAfterError()
     .exitOverride();
   registerServe(program);
@@ -28,9 +34,15 @@ export function buildProgram(): Command {
   registerAccounts(program);
   registerSecrets(program);
   registerWebhooks(program);
+  registerAudit(program);
   registerBackup(program);
   registerRestore(program);
   registerMasterKey(program);
+  registerSelfCheck(program);
+  registerListen(program);
+  registerTrigger(program);
+  registerEvents(program);
+  registerReset(program);
   registerOpenApi(program);
   return program;
 }

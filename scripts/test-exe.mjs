@@ -2,10 +2,12 @@
 // Smoke test of the single executable dist/paygate (build it with `npm run package`).
 //
 // Copies it alone into a fresh directory under os.tmpdir() (no node_modules there or
-// above), runs `--version` with an empty environment, starts `serve --port 0` with a
-// PATH holding no node, waits for "paygate listening on <url>", requires
+// above), runs `--version` with an empty environment (it must name the Node pinned in
+// package.json "config"."executableNode"), starts `serve --port 0` with a PATH holding
+// no node, waits for "paygate listening on <url>", requires
 // GET /health/ready -> 200 {"status":"ready"}, prints the time from spawn to that first
-// 200, stops it with SIGTERM (exit code 0 within 10 s) and removes the directory.
+// 200, requires GET /health to report the same versions, stops it with SIGTERM (exit
+// code 0 within 10 s) and removes the directory.
 // Last line: "N passed, M failed"; exit code 1 when anything failed. The server is
 // started in its own process group, which is killed on every way out of this script.
 import { spawn, spawnSync } from "node:child_process";
@@ -16,7 +18,8 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const exe = join(root, "dist", "paygate");
-const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+const { version, config } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+const node = `v${config.executableNode}`;
 
 const LISTEN_TIMEOUT_MS = 15_000;
 const READY_TIMEOUT_MS = 5_000;
@@ -27,9 +30,10 @@ const STOP_TIMEOUT_MS = 10_000;
 const CHECKS = [
   "dist/paygate exists",
   "run directory is isolated (no node_modules in it or above it)",
-  "./paygate --version prints the package version (empty environment)",
+  "./paygate --version prints the package version and the pinned Node (empty environment)",
   "./paygate serve prints 'paygate listening on <url>' within 15 s",
   "GET /health/ready -> 200 {status: ready}",
+  "GET /health reports paygate's and the pinned Node's versions",
   "the data directory is created and used",
   "SIGTERM -> exit code 0 within 10 s",
   "temp directory removed",
@@ -132,10 +136,11 @@ async function run() {
   // 3. --version, exactly like `env -i ./paygate --version`.
   const v = spawnSync("./paygate", ["--version"], { cwd: tmp, env: {}, encoding: "utf8", timeout: 10_000 });
   const printed = (v.stdout ?? "").trim();
-  const versionOk = v.status === 0 && printed === version;
+  const expectedVersion = `paygate ${version} (node ${node})`;
+  const versionOk = v.status === 0 && printed === expectedVersion;
   let detail = `printed ${JSON.stringify(printed)}`;
   if (!versionOk) {
-    detail += `, expected ${JSON.stringify(version)}, exit ${v.status ?? v.signal ?? v.error?.message}`;
+    detail += `, expected ${JSON.stringify(expectedVersion)}, exit ${v.status ?? v.signal ?? v.error?.message}`;
     if (/^v\d+\.\d+\.\d+$/.test(printed)) detail += " (that is node's version: a plain node binary, the SEA blob was not injected)";
     if (v.stderr?.trim()) detail += `\n${tail(v.stderr)}`;
   }
@@ -214,23 +219,32 @@ async function run() {
   }
   console.log(`  cold start (spawn -> first 200 on /health/ready): ${Math.round(firstOkMs)} ms`);
 
-  // 6. It really used --data.
-  const dataFiles = existsSync(dataDir) ? readdirSync(dataDir) : [];
-  record(5, dataFiles.length > 0, dataFiles.length ? `${dataDir}: ${dataFiles.join(", ")}` : `${dataDir} is missing or empty`);
+  // 6. Liveness names both versions.
+  let health;
+  try {
+    health = await (await fetch(new URL("/health", url), { signal: AbortSignal.timeout(2_000) })).json();
+  } catch (error) {
+    health = { error: error instanceof Error ? error.message : String(error) };
+  }
+  record(5, health?.version === version && health?.node === node, `${JSON.stringify(health)}, expected version ${version}, node ${node}`);
 
-  // 7. Graceful shutdown.
+  // 7. It really used --data.
+  const dataFiles = existsSync(dataDir) ? readdirSync(dataDir) : [];
+  record(6, dataFiles.length > 0, dataFiles.length ? `${dataDir}: ${dataFiles.join(", ")}` : `${dataDir} is missing or empty`);
+
+  // 8. Graceful shutdown.
   const termAt = performance.now();
   child.kill("SIGTERM");
   await waitFor(() => childExited, STOP_TIMEOUT_MS);
   if (!childExited) {
-    record(6, false, `still running ${STOP_TIMEOUT_MS / 1000} s after SIGTERM (killed)`);
+    record(7, false, `still running ${STOP_TIMEOUT_MS / 1000} s after SIGTERM (killed)`);
     showServerOutput();
-    return 6;
+    return 7;
   }
   const stopOk = exit?.code === 0;
-  record(6, stopOk, `exit code ${exit?.code}${exit?.signal ? `, signal ${exit.signal}` : ""} after ${Math.round((exit?.at ?? performance.now()) - termAt)} ms`);
+  record(7, stopOk, `exit code ${exit?.code}${exit?.signal ? `, signal ${exit.signal}` : ""} after ${Math.round((exit?.at ?? performance.now()) - termAt)} ms`);
   if (!stopOk) showServerOutput();
-  return 6;
+  return 7;
 }
 
 

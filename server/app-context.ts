@@ -1,6 +1,7 @@
 import type { Cache } from "./cache/cache";
 import type { Config } from "./config";
 import type { Logger } from "./logger";
+import type { Metrics } from "./metrics/metrics";
 import type { Db, Store } from "../store/database";
 import type { GroupCommit } from "../store/group-commit";
 import type { Authenticator } from "./keys/authenticator";
@@ -28,6 +29,8 @@ export interface AppContext {
   self: SelfAddress | undefined;
   /** Webhook sending; a no-op in the CLI. */
   webhooks: WebhookDelivery;
+  /** Prometheus metrics of this process (server/metrics). */
+  metrics: Metrics;
   /** Run in order at shutdown, before the store closes (flush batches, stop timers). */
   closers: Array<() => Promise<void>>;
 }

@@ -30,8 +30,19 @@ export interface Config {
    * CLI, a second server) holds it, before it fails.
    */
   busyTimeoutMs: number;
+  /** `PAYGATE_METRICS_TOKEN`: when set, /metrics requires it as a bearer token, from anywhere. */
+  metricsToken: string | undefined;
   /** Base URL per live processor (`PAYGATE_<PROCESSOR>_BASE_URL`), when set. */
   connectorBaseUrls: Partial<Record<string, string>>;
+  /** Serve HTTPS with these PEM files; each names the setting it came from, for errors. */
+  tls: { cert: TlsFile; key: TlsFile } | undefined;
+  /** Take the client address and scheme from the one proxy in front (X-Forwarded-For/-Proto). */
+  trustProxy: boolean;
+}
+
+export interface TlsFile {
+  path: string;
+  setting: string;
 }
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -44,6 +55,9 @@ export interface ConfigFlags {
   port?: string | number;
   logLevel?: string;
   dev?: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
+  trustProxy?: boolean;
 }
 
 export class ConfigError extends Error {
@@ -108,7 +122,28 @@ export function isLoopbackHost(host: string): boolean {
   return host === "::1";
 }
 
+/** Short tokens can be guessed by a scraper's neighbours; 16 characters is the floor. */
+function parseMetricsToken(value: string | undefined): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (value.length < 16) throw new ConfigError("PAYGATE_METRICS_TOKEN", "must be at least 16 characters");
+  return value;
+}
+
 const LIVE_PROCESSORS = ["stripe", "tsys", "nmi"];
+
+/** Both files or neither: half a TLS setup is a mistake, never a silent HTTP start. */
+function parseTls(flags: ConfigFlags, env: NodeJS.ProcessEnv): Config["tls"] {
+  const file = (flag: string | undefined, flagName: string, envName: string): TlsFile | undefined => {
+    if (flag !== undefined) return { path: resolve(flag), setting: flagName };
+    const value = env[envName];
+    return value ? { path: resolve(value), setting: envName } : undefined;
+  };
+  const cert = file(flags.tlsCert, "--tls-cert", "PAYGATE_TLS_CERT");
+  const key = file(flags.tlsKey, "--tls-key", "PAYGATE_TLS_KEY");
+  if (cert && !key) throw new ConfigError(cert.setting, "needs a private key too (--tls-key or PAYGATE_TLS_KEY)");
+  if (key && !cert) throw new ConfigError(key.setting, "needs a certificate too (--tls-cert or PAYGATE_TLS_CERT)");
+  return cert && key ? { cert, key } : undefined;
+}
 
 export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): Config {
   const logLevel = (flags.logLevel ?? env.PAYGATE_LOG_LEVEL ?? "info") as LogLevel;
@@ -152,5 +187,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     connectorTimeoutMs: parseDuration("PAYGATE_CONNECTOR_TIMEOUT", env.PAYGATE_CONNECTOR_TIMEOUT || "30s"),
     busyTimeoutMs: parseBusyTimeout(env.PAYGATE_BUSY_TIMEOUT || "5s"),
     connectorBaseUrls,
+    metricsToken: parseMetricsToken(env.PAYGATE_METRICS_TOKEN),
+    tls: parseTls(flags, env),
+    trustProxy: flags.trustProxy === true || parseBoolean("PAYGATE_TRUST_PROXY", env.PAYGATE_TRUST_PROXY ?? ""),
   };
 }

@@ -2,6 +2,7 @@ import { findApiKey, updateActiveApiKey } from "../store/api-keys";
 import type { Db } from "../store/database";
 import { holdsLiveAccess } from "../store/live-data";
 import { getSetting, setSetting } from "../store/settings";
+import { byOperator } from "./audit/audit-actor";
 import { isLoopbackHost, ConfigError, type Config } from "./config";
 import { ApiError } from "./errors";
 import { isoNow } from "./ids";
@@ -62,7 +63,7 @@ export type DevSeeder = (deps: SecretDeps, merchant: Merchant) => Promise<unknow
 
 /** A test-mode merchant secret key for the dev merchant; its plaintext is discarded. */
 async function newDevKey(deps: SecretDeps, merchantId: string): Promise<string> {
-  const key = await createApiKey(deps.db, { merchantId, name: "dev mode", type: "secret", mode: "test", role: "merchant" }, undefined);
+  const key = await createApiKey(deps.db, { merchantId, name: "dev mode", type: "secret", mode: "test", role: "merchant" }, undefined, byOperator());
   await setSetting(deps.db, "dev_api_key_id", key.id);
   return key.id;
 }
@@ -78,7 +79,7 @@ export async function devModeActor(deps: SecretDeps, seeders: readonly DevSeeder
   let merchantId = await getSetting(db, "dev_merchant_id");
   let keyId = await getSetting(db, "dev_api_key_id");
   if (!merchantId || !keyId) {
-    const merchant = await createMerchant(db, "Dev Merchant");
+    const merchant = await createMerchant(db, "Dev Merchant", byOperator());
     for (const seed of seeders) await seed(deps, merchant);
     keyId = await newDevKey(deps, merchant.id);
     await setSetting(db, "dev_merchant_id", merchant.id);

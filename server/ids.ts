@@ -37,20 +37,22 @@ export const newUuid = (): string => randomUUID();
 export const newMerchantShortId = (): string => `mrc_${randomAlphanumeric(10)}`;
 export const newAccountShortId = (): string => `ca_${randomAlphanumeric(10)}`;
 export const newApiKeyId = (): string => `key_${randomAlphanumeric(16)}`;
-let lastEventMs = 0;
-let eventCounter = 0;
+let lastSortableMs = 0;
+let sortableCounter = 0;
 
 /**
- * `evt_` + milliseconds (9 base-36 digits) + a per-millisecond counter (4) + 11
- * random characters: ids sort in the order events were written, even within one
+ * `prefix` + milliseconds (9 base-36 digits) + a per-millisecond counter (4) + 11
+ * random characters: ids sort in the order they were made, even within one
  * millisecond, so "newest first" and per-payment event order are exact.
  */
-export function newEventId(): string {
+function sortableId(prefix: string): string {
   const now = Date.now();
-  eventCounter = now === lastEventMs ? eventCounter + 1 : 0;
-  lastEventMs = now;
-  return `evt_${now.toString(36).padStart(9, "0")}${eventCounter.toString(36).padStart(4, "0")}${randomAlphanumeric(11)}`;
+  sortableCounter = now === lastSortableMs ? sortableCounter + 1 : 0;
+  lastSortableMs = now;
+  return `${prefix}${now.toString(36).padStart(9, "0")}${sortableCounter.toString(36).padStart(4, "0")}${randomAlphanumeric(11)}`;
 }
+export const newEventId = (): string => sortableId("evt_");
+export const newAuditId = (): string => sortableId("aud_");
 export const newRefundId = (): string => `re_${randomAlphanumeric(24)}`;
 export const newWebhookEndpointId = (): string => `we_${randomAlphanumeric(16)}`;
 export const newDeliveryId = (): string => `whd_${randomAlphanumeric(20)}`;

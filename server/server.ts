@@ -3,6 +3,7 @@ import type { AppContext } from "./app-context";
 import { MemoryCache } from "./cache/memory-cache";
 import type { Config } from "./config";
 import { accountRoutes } from "./accounts/routes";
+import { auditRoutes } from "./audit/routes";
 import { seedSandboxAccount } from "./accounts/seed-sandbox-account";
 import { paymentRoutes } from "./payments/routes";
 import { routingRoutes } from "./routing/routes";
@@ -18,14 +19,19 @@ import { loadMasterKey } from "./secrets/master-key";
 import { checkMasterKey } from "./secrets/master-key-check";
 import { settleInterruptedRotation } from "./secrets/rotate-master-key";
 import { webhookRoutes } from "./webhooks/routes";
+import { eventStreamRoutes } from "./events/stream-routes";
+import { endEventStreams } from "./events/stream";
+import { testDataRoutes } from "./test-data/routes";
 import { openApiRoutes } from "./openapi/routes";
 import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
 import { selfAddress } from "./webhooks/url-policy";
 import { FINGERPRINT_KEY_LABEL } from "./http/idempotency";
-import { listenOn, type Listening } from "./http/listen";
+import { listenOn, readTls, type Listening } from "./http/listen";
 import { createRouter } from "./http/router";
 import type { Route } from "./http/route";
 import { createLoggers, type Loggers } from "./logger";
+import { serveMetrics } from "./metrics/endpoint";
+import { Metrics } from "./metrics/metrics";
 import { migrate, openStore } from "../store/database";
 import { GroupCommit } from "../store/group-commit";
 
@@ -42,7 +48,7 @@ export interface RunningServer {
 
 /** Every route of the API. */
 export function allRoutes(app: AppContext): Route[] {
-  const routes: Route[] = [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app), ...accountRoutes(app), ...routingRoutes(app), ...tokenRoutes(app), ...paymentRoutes(app), ...webhookRoutes(app)];
+  const routes: Route[] = [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app), ...accountRoutes(app), ...routingRoutes(app), ...tokenRoutes(app), ...paymentRoutes(app), ...webhookRoutes(app), ...eventStreamRoutes(app), ...testDataRoutes(app), ...auditRoutes(app)];
   // The document describes the whole table, its own route included: it is read at the first request.
   routes.push(...openApiRoutes(routes));
   return routes;
@@ -69,9 +75,10 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   const devActor = config.devMode ? await devModeActor({ db: store.db, cipher }, DEV_SEEDERS) : undefined;
   const { log, requests: requestLog } = loggers;
   const auth = new Authenticator(store.db, store, cache, log, devActor);
-  const writes = new GroupCommit(store.db);
+  const metrics = new Metrics(store.db);
+  const writes = new GroupCommit(store.db, (size) => metrics.groupCommit(size));
   const fingerprintKey = cipher.deriveKey(FINGERPRINT_KEY_LABEL);
-  return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, fingerprintKey, self: undefined, webhooks: NO_DELIVERY, closers: [() => auth.close()] };
+  return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, fingerprintKey, self: undefined, webhooks: NO_DELIVERY, metrics, closers: [() => auth.close()] };
 }
 
 /** Runs the shutdown hooks, then closes the database. */
@@ -91,14 +98,16 @@ export interface StartOptions {
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   if (config.devMode) assertDevModeAllowed(config);
+  const tls = config.tls && readTls(config.tls);
   const app = await createAppContext(config, options.loggers);
   scheduleIdempotencyPurge(app);
   app.webhooks = startWebhookDelivery(app);
   app.closers.unshift(() => app.webhooks.stop());
   const h3 = createRouter(app, (options.routes ?? allRoutes)(app));
+  serveMetrics(h3, app);
   let listening: Listening;
   try {
-    listening = await listenOn(toNodeHandler(h3), config.host, config.port);
+    listening = await listenOn(toNodeHandler(h3), config.host, config.port, tls);
   } catch (error) {
     await closeAppContext(app);
     throw error;
@@ -107,8 +116,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   let closing: Promise<void> | undefined;
   const close = () => {
+    if (!closing) endEventStreams(app.db);
     closing ??= listening.close(SHUTDOWN_GRACE_MS).then(() => closeAppContext(app));
     return closing;
   };
-  return { url: `http://${host}:${listening.port}`, port: listening.port, app, close };
+  return { url: `${tls ? "https" : "http"}://${host}:${listening.port}`, port: listening.port, app, close };
 }

@@ -21,7 +21,11 @@ export class GroupCommit {
   private flushing = false;
   private scheduled = false;
 
-  constructor(private readonly db: Db) {}
+  /** `onBatch` hears each committed group's size (metrics). */
+  constructor(
+    private readonly db: Db,
+    private readonly onBatch?: (size: number) => void,
+  ) {}
 
   run<T>(fn: (trx: Trx) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -59,6 +63,7 @@ export class GroupCommit {
           }
         }
         await trx.commit().execute();
+        this.onBatch?.(group.length);
       } catch (error) {
         await trx.rollback().execute().catch(() => undefined);
         throw error;

@@ -20,6 +20,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   in_doubt_references: InDoubtReferencesTable;
+  audit_log: AuditLogTable;
 }
 
 export interface SettingsTable {
@@ -241,3 +242,20 @@ export type EventRow = Selectable<EventsTable>;
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
+
+/** One recorded change (server/audit): who, what, on which target; never a secret value. */
+export interface AuditLogTable {
+  id: string;
+  created_at: string;
+  /** `api_key`, `cli` or `session`. */
+  actor_type: string;
+  /** The API key id, the OS user, or the session id. */
+  actor_id: string;
+  action: string;
+  target_type: string;
+  target_id: string;
+  merchant_id: string | null;
+  /** JSON object of non-secret facts (a secret's version, the changed fields), or null. */
+  details: string | null;
+}
+export type AuditLogRow = Selectable<AuditLogTable>;

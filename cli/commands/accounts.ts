@@ -1,8 +1,11 @@
 import type { Command } from "commander";
 import { createConnectorAccount, deactivateAccount, listMerchantAccounts, updateAccount } from "../../server/accounts/accounts";
+
 import { accountUpdateBody, newAccountBody } from "../../server/accounts/routes";
+import { byOperator } from "../../server/audit/audit-actor";
 import { parse } from "../../server/http/validate";
 import { getMerchant } from "../../server/merchants/merchants";
+import { writeUnit } from "../../server/unit-of-work";
 import { withApp, withCommonOptions, type DataFlags } from "../context";
 import { printResult } from "../output";
 
@@ -41,7 +44,8 @@ export function registerAccounts(program: Command): void {
           credential_ref: flags.credentialRef,
           is_default: flags.default === true,
         });
-        const account = await createConnectorAccount(app, await getMerchant(app.db, flags.merchant), input);
+        const merchant = await getMerchant(app.db, flags.merchant);
+        const account = await writeUnit(app.writes).commit((trx) => createConnectorAccount({ db: trx, cipher: app.cipher }, merchant, input, undefined, byOperator()));
         printResult(flags.json, account, [account], ["id", ...COLUMNS]);
       }),
     );
@@ -68,7 +72,8 @@ export function registerAccounts(program: Command): void {
           ...(flags.credentialRef !== undefined && { credential_ref: flags.credentialRef }),
           ...defaultFlag(flags),
         });
-        const updated = await updateAccount(app, await getMerchant(app.db, flags.merchant), account, update);
+        const merchant = await getMerchant(app.db, flags.merchant);
+        const updated = await writeUnit(app.writes).commit((trx) => updateAccount({ db: trx, cipher: app.cipher }, merchant, account, update, undefined, byOperator()));
         printResult(flags.json, updated, [updated], COLUMNS);
       }),
     );
@@ -77,7 +82,8 @@ export function registerAccounts(program: Command): void {
     .requiredOption("--merchant <id>", "merchant UUID or mrc_ short id")
     .action((account: string, flags: AccountFlags) =>
       withApp(flags, async (app) => {
-        await deactivateAccount(app.db, await getMerchant(app.db, flags.merchant), account);
+        const merchant = await getMerchant(app.db, flags.merchant);
+        await writeUnit(app.writes).commit((trx) => deactivateAccount(trx, merchant, account, undefined, byOperator()));
         if (flags.json) process.stdout.write(`${JSON.stringify({ deleted: account })}\n`);
         else process.stdout.write(`deactivated ${account}\n`);
       }),

@@ -1,8 +1,10 @@
 import type { Command } from "commander";
+import { byOperator } from "../../server/audit/audit-actor";
 import { createApiKey, listMerchantApiKeys, revokeApiKey, rotateApiKey } from "../../server/keys/api-keys";
 import type { ApiKey } from "../../server/keys/api-key";
 import { isScope, type Scope } from "../../server/keys/scopes";
 import { getMerchant } from "../../server/merchants/merchants";
+import { writeUnit } from "../../server/unit-of-work";
 import { withApp, withCommonOptions, type DataFlags } from "../context";
 import { UsageError } from "../exit";
 import { printResult } from "../output";
@@ -51,18 +53,15 @@ export function registerKeys(program: Command): void {
       const scopes = parseScopes(flags.scopes);
       return withApp(flags, async (app) => {
         const merchant = await getMerchant(app.db, flags.merchant);
-        const key = await createApiKey(
-          app.db,
-          {
-            merchantId: merchant.id,
-            name: flags.name,
-            type: flags.type as ApiKey["type"],
-            mode: flags.mode as ApiKey["mode"],
-            role: flags.admin ? "admin" : "merchant",
-            ...(scopes && { scopes }),
-          },
-          undefined,
-        );
+        const input = {
+          merchantId: merchant.id,
+          name: flags.name,
+          type: flags.type as ApiKey["type"],
+          mode: flags.mode as ApiKey["mode"],
+          role: flags.admin ? ("admin" as const) : ("merchant" as const),
+          ...(scopes && { scopes }),
+        };
+        const key = await writeUnit(app.writes).commit((trx) => createApiKey(trx, input, undefined, byOperator()));
         printNewKey(flags.json, key);
       });
     });
@@ -81,7 +80,7 @@ export function registerKeys(program: Command): void {
     .action((keyId: string, flags: DataFlags & { merchant: string }) =>
       withApp(flags, async (app) => {
         const merchant = await getMerchant(app.db, flags.merchant);
-        printNewKey(flags.json, await rotateApiKey(app.db, merchant.id, keyId, undefined));
+        printNewKey(flags.json, await writeUnit(app.writes).commit((trx) => rotateApiKey(trx, merchant.id, keyId, undefined, byOperator())));
       }),
     );
   withCommonOptions(keys.command("revoke").description("Permanently deactivate a key"))
@@ -90,7 +89,7 @@ export function registerKeys(program: Command): void {
     .action((keyId: string, flags: DataFlags & { merchant: string }) =>
       withApp(flags, async (app) => {
         const merchant = await getMerchant(app.db, flags.merchant);
-        const key = await revokeApiKey(app.db, merchant.id, keyId, undefined);
+        const key = await writeUnit(app.writes).commit((trx) => revokeApiKey(trx, merchant.id, keyId, undefined, byOperator()));
         printResult(flags.json, key, [key], COLUMNS);
       }),
     );

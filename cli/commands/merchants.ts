@@ -1,5 +1,7 @@
 import type { Command } from "commander";
+import { byOperator } from "../../server/audit/audit-actor";
 import { createMerchant, listMerchants } from "../../server/merchants/merchants";
+import { writeUnit } from "../../server/unit-of-work";
 import { withApp, withCommonOptions, type DataFlags } from "../context";
 import { printResult } from "../output";
 
@@ -11,7 +13,7 @@ export function registerMerchants(program: Command): void {
     .requiredOption("--name <name>", "merchant name")
     .action((flags: DataFlags & { name: string }) =>
       withApp(flags, async (app) => {
-        const merchant = await createMerchant(app.db, flags.name);
+        const merchant = await writeUnit(app.writes).commit((trx) => createMerchant(trx, flags.name, byOperator()));
         printResult(flags.json, merchant, [merchant], COLUMNS);
       }),
     );

@@ -6,7 +6,7 @@ import { loadConfig } from "../../server/config";
 import { PortInUseError } from "../../server/http/listen";
 import { createLoggers } from "../../server/logger";
 import { sandboxBanner, sandboxJson } from "../../server/sandbox/banner";
-import { openSandbox } from "../../server/sandbox/sandbox";
+import { openSandbox, recordSandboxUrl } from "../../server/sandbox/sandbox";
 import { startServer } from "../../server/server";
 import { OperationError } from "../exit";
 import { onShutdownSignal } from "./serve";
@@ -47,6 +47,7 @@ export function registerSandbox(program: Command): void {
       const stopped = onShutdownSignal(server.close);
       try {
         const info = await openSandbox(server.app, flags.webhook);
+        recordSandboxUrl(dataDir, info, server.url);
         process.stdout.write(flags.json ? `${sandboxJson(info, server.url, dataDir)}\n` : sandboxBanner(info, server.url, dataDir, temporary));
       } catch (error) {
         await server.close();

@@ -1,5 +1,7 @@
 import type { Command } from "commander";
+import { byOperator } from "../../server/audit/audit-actor";
 import { listSecrets, putSecret } from "../../server/secrets/secret-store";
+import { writeUnit } from "../../server/unit-of-work";
 import { withApp, withCommonOptions, type DataFlags } from "../context";
 import { UsageError } from "../exit";
 import { printResult } from "../output";
@@ -19,7 +21,7 @@ export function registerSecrets(program: Command): void {
       const value = flags.value ?? (process.stdin.isTTY ? undefined : await readStdin());
       if (value === undefined) throw new UsageError("give the value on stdin (e.g. `printf %s \"$KEY\" | paygate secrets put PATH`) or with --value");
       return withApp(flags, async (app) => {
-        const version = await putSecret(app, path, value);
+        const version = await writeUnit(app.writes).commit((trx) => putSecret({ db: trx, cipher: app.cipher }, path, value, byOperator()));
         if (flags.json) process.stdout.write(`${JSON.stringify({ path, version, ref: `secret://${path}` })}\n`);
         else process.stdout.write(`stored secret://${path} version ${version}\n`);
       });

@@ -33,6 +33,9 @@ export function registerServe(program: Command): void {
     .option("--data <dir>", "data directory (default ./paygate-data, env PAYGATE_DATA_DIR)")
     .option("--log-level <level>", "fatal|error|warn|info|debug|trace|silent (env PAYGATE_LOG_LEVEL)")
     .option("--dev", "development mode: no authentication, acts as a seeded test merchant")
+    .option("--tls-cert <file>", "serve HTTPS with this PEM certificate (chain); needs --tls-key (env PAYGATE_TLS_CERT)")
+    .option("--tls-key <file>", "the certificate's PEM private key (env PAYGATE_TLS_KEY)")
+    .option("--trust-proxy", "behind one reverse proxy: client address and scheme from X-Forwarded-For/-Proto (env PAYGATE_TRUST_PROXY=1)")
     .action(async (flags: ServeFlags) => {
       const config = loadConfig(flags);
       let server;

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { byOperator } from "../../server/audit/audit-actor";
 import { toPage } from "../../server/pagination";
 import { writeUnit } from "../../server/unit-of-work";
 import { replayDeliveries, type ReplaySelection } from "../../server/webhooks/replay";
@@ -62,7 +63,7 @@ export function registerWebhooks(program: Command): void {
     .action((eventIds: string[], flags: ReplayFlags) => {
       const selection = replaySelection(eventIds, flags);
       return withApp(flags, async (app) => {
-        const replayed = await writeUnit(app.writes).commit((trx) => replayDeliveries(trx, selection));
+        const replayed = await writeUnit(app.writes).commit((trx) => replayDeliveries(trx, selection, byOperator()));
         if (!flags.json) process.stderr.write(`${replayed.length} deliveries queued.\n`);
         printResult(flags.json, { object: "list", data: replayed }, replayed, REPLAY_COLUMNS);
       });

@@ -10,6 +10,8 @@ import type { Db } from "../../store/database";
 import type { ConnectorAccountRow } from "../../store/schema";
 import type { ConnectorId, Mode } from "../connectors/connector";
 import { CONNECTORS } from "../connectors/registry";
+import type { AuditActor } from "../audit/audit-actor";
+import { recordAudit } from "../audit/record-audit";
 import { ApiError, errors } from "../errors";
 import { isoNow, newAccountShortId, newUuid } from "../ids";
 import type { Merchant } from "../merchants/merchants";
@@ -81,7 +83,17 @@ function checkConnectorRules(input: Pick<NewAccountInput, "connector_id" | "mode
   }
 }
 
-export async function createConnectorAccount(deps: SecretDeps, merchant: Merchant, input: NewAccountInput): Promise<ConnectorAccount> {
+/**
+ * The mode a caller may manage accounts of: an API key's own (a test admin key, which
+ * the sandbox hands out, must never rebind or delete a live account), or every mode
+ * for the operator at the CLI (`undefined`).
+ */
+export type AccountReach = Mode | undefined;
+
+export async function createConnectorAccount(deps: SecretDeps, merchant: Merchant, input: NewAccountInput, reach: AccountReach, by: AuditActor): Promise<ConnectorAccount> {
+  if (reach !== undefined && input.mode !== reach) {
+    throw new ApiError(403, "insufficient_permissions", `A ${reach} key cannot create ${input.mode} connector accounts.`, { param: "mode" });
+  }
   checkConnectorRules(input);
   await checkCredential(deps, input.connector_id, input.credential_ref);
   const now = isoNow();
@@ -100,17 +112,19 @@ export async function createConnectorAccount(deps: SecretDeps, merchant: Merchan
     updated_at: now,
   };
   await insertConnectorAccount(deps.db, row).catch((error: unknown) => conflictFrom(error, input));
+  await recordAudit(deps.db, by, { action: "connector_account.created", target: { type: "connector_account", id: row.id }, merchantId: merchant.id, details: { credential_ref: row.credential_ref } });
   return toConnectorAccount(row, merchant.short_id);
 }
 
-async function requireAccount(db: Db, merchant: Merchant, idOrShortId: string): Promise<ConnectorAccountRow> {
+/** Another mode's account is "not found" to a key of this mode: existence never leaks. */
+async function requireAccount(db: Db, merchant: Merchant, idOrShortId: string, reach: AccountReach): Promise<ConnectorAccountRow> {
   const row = await findConnectorAccount(db, merchant.id, idOrShortId);
-  if (!row) throw new ApiError(404, "connector_account_not_found", `No connector account ${idOrShortId} for this merchant.`, { param: "caid" });
+  if (!row || (reach !== undefined && row.mode !== reach)) throw new ApiError(404, "connector_account_not_found", `No connector account ${idOrShortId} for this merchant.`, { param: "caid" });
   return row;
 }
 
-export async function getConnectorAccount(db: Db, merchant: Merchant, idOrShortId: string): Promise<ConnectorAccount> {
-  return toConnectorAccount(await requireAccount(db, merchant, idOrShortId), merchant.short_id);
+export async function getConnectorAccount(db: Db, merchant: Merchant, idOrShortId: string, reach: AccountReach): Promise<ConnectorAccount> {
+  return toConnectorAccount(await requireAccount(db, merchant, idOrShortId, reach), merchant.short_id);
 }
 
 /** Every account of the merchant, newest first (the CLI's listing). */
@@ -118,19 +132,19 @@ export async function listMerchantAccounts(db: Db, merchant: Merchant, includeIn
   return (await listConnectorAccounts(db, merchant.id, { includeInactive })).map((row) => toConnectorAccount(row, merchant.short_id));
 }
 
-/** One page of the merchant's accounts; `starting_after` is an account's UUID or short id. */
-export async function pageMerchantAccounts(db: Db, merchant: Merchant, includeInactive: boolean, params: ListParams): Promise<ListPage<ConnectorAccount>> {
+/** One page of the merchant's accounts in reach; `starting_after` is an account's UUID or short id. */
+export async function pageMerchantAccounts(db: Db, merchant: Merchant, includeInactive: boolean, params: ListParams, reach: AccountReach): Promise<ListPage<ConnectorAccount>> {
   const after = params.startingAfter === undefined ? undefined : await findConnectorAccount(db, merchant.id, params.startingAfter);
-  if (params.startingAfter !== undefined && !after) {
+  if (params.startingAfter !== undefined && (!after || (reach !== undefined && after.mode !== reach))) {
     throw new ApiError(400, "parameter_invalid", `starting_after: no connector account ${params.startingAfter} for this merchant.`, { param: "starting_after" });
   }
-  const rows = await listConnectorAccounts(db, merchant.id, { includeInactive, page: { limit: params.limit, ...(after && { after }) } });
+  const rows = await listConnectorAccounts(db, merchant.id, { includeInactive, ...(reach !== undefined && { mode: reach }), page: { limit: params.limit, ...(after && { after }) } });
   return toPage(rows, params.limit, (row) => toConnectorAccount(row, merchant.short_id));
 }
 
 /** Moves the account to a new secret path, renames it, or (un)sets it as default. */
-export async function updateAccount(deps: SecretDeps, merchant: Merchant, idOrShortId: string, update: AccountUpdate): Promise<ConnectorAccount> {
-  const row = await requireAccount(deps.db, merchant, idOrShortId);
+export async function updateAccount(deps: SecretDeps, merchant: Merchant, idOrShortId: string, update: AccountUpdate, reach: AccountReach, by: AuditActor): Promise<ConnectorAccount> {
+  const row = await requireAccount(deps.db, merchant, idOrShortId, reach);
   if (row.is_active !== 1) {
     throw new ApiError(409, "connector_account_inactive", `Connector account ${row.short_id} is inactive (deleted) and cannot be changed.`, { param: "caid" });
   }
@@ -146,12 +160,14 @@ export async function updateAccount(deps: SecretDeps, merchant: Merchant, idOrSh
   await updateConnectorAccount(deps.db, row.id, changes).catch((error: unknown) =>
     conflictFrom(error, { connector_id: connectorId, mode: row.mode, key_kind: row.key_kind, label: next.label }),
   );
+  await recordAudit(deps.db, by, { action: "connector_account.updated", target: { type: "connector_account", id: row.id }, merchantId: merchant.id, details: { changed: Object.keys(update) } });
   return toConnectorAccount(next, merchant.short_id);
 }
 
 /** Soft delete: inactive for good (no reactivation in v2.3), and no longer default. */
-export async function deactivateAccount(db: Db, merchant: Merchant, idOrShortId: string): Promise<void> {
-  const row = await requireAccount(db, merchant, idOrShortId);
+export async function deactivateAccount(db: Db, merchant: Merchant, idOrShortId: string, reach: AccountReach, by: AuditActor): Promise<void> {
+  const row = await requireAccount(db, merchant, idOrShortId, reach);
   if (row.is_active === 0) return;
   await updateConnectorAccount(db, row.id, { is_active: 0, is_default: 0, updated_at: isoNow() });
+  await recordAudit(db, by, { action: "connector_account.deleted", target: { type: "connector_account", id: row.id }, merchantId: merchant.id });
 }

@@ -1,3 +1,4 @@
+import { byKey } from "../audit/audit-actor";
 import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { CONNECTOR_IDS } from "../connectors/registry";
@@ -45,7 +46,7 @@ export function accountRoutes(app: AppContext): Route[] {
       errors: { 404: ["merchant_not_found"], 409: ["conflict"] },
       handle: async (req) => {
         const merchant = await merchantOf(req.params);
-        return req.unit.commit((trx) => createConnectorAccount({ db: trx, cipher: app.cipher }, merchant, req.body));
+        return req.unit.commit((trx) => createConnectorAccount({ db: trx, cipher: app.cipher }, merchant, req.body, req.actor.mode, byKey(req.actor)));
       },
       present: (account) => json(201, account),
     }),
@@ -57,7 +58,7 @@ export function accountRoutes(app: AppContext): Route[] {
       query: listQuery.extend({ include_inactive: z.enum(["true", "false"]).optional() }),
       responses: { 200: listOf(connectorAccountSchema) },
       errors: { 404: ["merchant_not_found"] },
-      handle: async (req) => pageMerchantAccounts(app.db, await merchantOf(req.params), req.query.get("include_inactive") === "true", listParams(req.query)),
+      handle: async (req) => pageMerchantAccounts(app.db, await merchantOf(req.params), req.query.get("include_inactive") === "true", listParams(req.query), req.actor.mode),
       present: (page) => json(200, page),
     }),
     route({
@@ -67,7 +68,7 @@ export function accountRoutes(app: AppContext): Route[] {
       summary: "Retrieve a connector account",
       responses: { 200: connectorAccountSchema },
       errors: notFound,
-      handle: async (req) => getConnectorAccount(app.db, await merchantOf(req.params), req.params.caid as string),
+      handle: async (req) => getConnectorAccount(app.db, await merchantOf(req.params), req.params.caid as string, req.actor.mode),
       present: (account) => json(200, account),
     }),
     route({
@@ -85,7 +86,7 @@ export function accountRoutes(app: AppContext): Route[] {
           throw errors.invalid("is_active", "is_active cannot be changed with PATCH: DELETE deactivates an account, and v2.3 has no reactivation.");
         }
         const merchant = await merchantOf(req.params);
-        return req.unit.commit((trx) => updateAccount({ db: trx, cipher: app.cipher }, merchant, req.params.caid as string, update));
+        return req.unit.commit((trx) => updateAccount({ db: trx, cipher: app.cipher }, merchant, req.params.caid as string, update, req.actor.mode, byKey(req.actor)));
       },
       present: (account) => json(200, account),
     }),
@@ -99,7 +100,7 @@ export function accountRoutes(app: AppContext): Route[] {
       errors: notFound,
       handle: async (req) => {
         const merchant = await merchantOf(req.params);
-        return req.unit.commit((trx) => deactivateAccount(trx, merchant, req.params.caid as string));
+        return req.unit.commit((trx) => deactivateAccount(trx, merchant, req.params.caid as string, req.actor.mode, byKey(req.actor)));
       },
       present: () => ({ status: 204 }),
     }),

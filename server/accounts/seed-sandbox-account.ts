@@ -1,4 +1,5 @@
 import { randomAlphanumeric } from "../ids";
+import { byOperator } from "../audit/audit-actor";
 import type { Merchant } from "../merchants/merchants";
 import { putSecret, type SecretDeps } from "../secrets/secret-store";
 import { createConnectorAccount } from "./accounts";
@@ -10,13 +11,7 @@ import type { ConnectorAccount } from "./connector-account";
  */
 export async function seedSandboxAccount(deps: SecretDeps, merchant: Merchant): Promise<ConnectorAccount> {
   const path = `sandbox/${merchant.short_id}/mock`;
-  await putSecret(deps, path, `mock_${randomAlphanumeric(24)}`);
-  return createConnectorAccount(deps, merchant, {
-    connector_id: "mock",
-    mode: "test",
-    key_kind: "api_key",
-    label: "sandbox",
-    is_default: true,
-    credential_ref: `secret://${path}`,
-  });
+  await putSecret(deps, path, `mock_${randomAlphanumeric(24)}`, byOperator());
+  const account = { connector_id: "mock", mode: "test", key_kind: "api_key", label: "sandbox", is_default: true, credential_ref: `secret://${path}` } as const;
+  return createConnectorAccount(deps, merchant, account, "test", byOperator());
 }

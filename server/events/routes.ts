@@ -1,3 +1,4 @@
+import { byKey } from "../audit/audit-actor";
 import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { json, route, type Route } from "../http/route";
@@ -37,14 +38,15 @@ export function eventRoutes(app: AppContext): Route[] {
       method: "POST",
       path: "/v1/events/:id/replay",
       scope: "webhooks:write",
-      summary: "Deliver an event again to every endpoint it went to",
-      body: z.strictObject({}),
+      summary: "Deliver an event again to every endpoint it went to, or to one of them",
+      body: z.strictObject({ endpoint: z.string().optional() }),
       responses: { 200: eventWithDeliveriesSchema },
       errors: eventNotFound,
       handle: async (req) => {
+        const { endpoint } = req.body;
         const event = await getEventRow(app.db, req.actor, req.params.id as string);
         const replayed = await req.unit.commit(async (trx) => {
-          await replayDeliveries(trx, { eventIds: [event.id], owner: req.actor });
+          await replayDeliveries(trx, { eventIds: [event.id], owner: req.actor, endpointId: endpoint }, byKey(req.actor));
           return withDeliveries(trx, event);
         });
         app.webhooks.kick();

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { AppContext } from "../app-context";
-import { VERSION } from "../app-context";
 import { json, route, type Route } from "../http/route";
+import { RUNTIME } from "./runtime";
 
 const check = z.enum(["ok", "error"]);
 type Check = z.infer<typeof check>;
@@ -36,8 +36,8 @@ export function healthRoutes(app: AppContext): Route[] {
       path: "/health",
       scope: null,
       summary: "Liveness: the process answers",
-      responses: { 200: z.object({ status: z.literal("ok"), service: z.literal("paygate"), version: z.string() }) },
-      handle: async () => ({ status: "ok", service: "paygate", version: VERSION }),
+      responses: { 200: z.object({ status: z.literal("ok"), service: z.literal("paygate"), version: z.string(), node: z.string() }) },
+      handle: async () => ({ status: "ok", service: "paygate", version: RUNTIME.version, node: RUNTIME.node }),
       present: (body) => json(200, body),
     }),
     route({

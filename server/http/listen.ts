@@ -1,6 +1,9 @@
+import { X509Certificate, createPrivateKey, type KeyObject } from "node:crypto";
+import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { listen } from "listhen";
 import type { NodeHandler } from "h3";
+import { ConfigError, type Config, type TlsFile } from "../config";
 
 export class PortInUseError extends Error {}
 
@@ -27,7 +30,51 @@ function removeHttpShutdownHooks(server: Server): void {
   }
 }
 
-export async function listenOn(handler: NodeHandler, host: string, port: number): Promise<Listening> {
+/** A certificate and its private key, PEM. */
+export interface TlsPem {
+  cert: string;
+  key: string;
+}
+
+function readPem(file: TlsFile): string {
+  let text: string;
+  try {
+    text = readFileSync(file.path, "utf8");
+  } catch (error) {
+    throw new ConfigError(file.setting, `cannot read ${file.path} (${(error as NodeJS.ErrnoException).code ?? "unreadable"})`);
+  }
+  // listhen takes a value starting with "--" as PEM text and anything else as a path.
+  const begin = text.indexOf("-----BEGIN");
+  if (begin < 0) throw new ConfigError(file.setting, `${file.path} is not a PEM file`);
+  return text.slice(begin);
+}
+
+/**
+ * Reads and checks the certificate and key before anything starts, so a wrong file
+ * stops `serve` with one line naming the setting instead of a TLS error per request.
+ */
+export function readTls(tls: NonNullable<Config["tls"]>): TlsPem {
+  const cert = readPem(tls.cert);
+  const key = readPem(tls.key);
+  let certificate: X509Certificate;
+  let privateKey: KeyObject;
+  try {
+    certificate = new X509Certificate(cert);
+  } catch {
+    throw new ConfigError(tls.cert.setting, `${tls.cert.path} holds no readable X.509 certificate`);
+  }
+  try {
+    privateKey = createPrivateKey(key);
+  } catch {
+    throw new ConfigError(tls.key.setting, `${tls.key.path} holds no readable private key (an encrypted key is not supported)`);
+  }
+  if (!certificate.checkPrivateKey(privateKey)) {
+    throw new ConfigError(tls.key.setting, `${tls.key.path} is not the private key of the certificate in ${tls.cert.path} (${tls.cert.setting})`);
+  }
+  return { cert, key };
+}
+
+export async function listenOn(handler: NodeHandler, host: string, port: number, tls?: TlsPem): Promise<Listening> {
   // An explicit port is used or refused, never silently swapped for another one.
   const portOption = port === 0 ? { port: 0, random: true } : { port, random: false, ports: [], portRange: [], alternativePortRange: [] };
   let server: Server;
@@ -42,6 +89,7 @@ export async function listenOn(handler: NodeHandler, host: string, port: number)
       public: false,
       autoClose: false,
       isTest: true,
+      ...(tls && { https: tls }),
     });
     server = listener.server as Server;
   } catch (error) {

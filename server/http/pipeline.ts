@@ -7,6 +7,7 @@ import { requireScope } from "../keys/authenticator";
 import { WrongMasterKeyError } from "../secrets/cipher";
 import { writeUnit, type UnitOfWork } from "../unit-of-work";
 import { errorBody } from "./error-envelope";
+import { clientAddress } from "./client-address";
 import { beginIdempotent, fingerprint, idempotencyKeyFrom, scopePath, type IdempotencySession } from "./idempotency";
 import { readJsonObject } from "./json-body";
 import { enforceRateLimit } from "./rate-limit";
@@ -19,6 +20,7 @@ export interface RenderedReply {
   status: number;
   headers: Record<string, string>;
   body: string;
+  stream?: ReadableStream<Uint8Array>;
 }
 
 export function render(outcome: Reply | ApiError, requestId: string): RenderedReply {
@@ -30,6 +32,7 @@ export function render(outcome: Reply | ApiError, requestId: string): RenderedRe
     };
   }
   const headers = { ...outcome.headers };
+  if (outcome.stream) return { status: outcome.status, headers, body: "", stream: outcome.stream };
   if (outcome.body === undefined) return { status: outcome.status, headers, body: "" };
   headers["content-type"] = "application/json";
   return { status: outcome.status, headers, body: JSON.stringify(outcome.body) };
@@ -46,9 +49,9 @@ const SECURITY_HEADERS = { "cache-control": "no-store", "x-content-type-options"
  * h3's HTTPResponse (not a web Response): h3 hands it to Node through srvx's fast
  * path, where a web Response would be streamed through web streams.
  */
-function toResponse(reply: RenderedReply, requestId: string): HTTPResponse {
+export function toResponse(reply: RenderedReply, requestId: string): HTTPResponse {
   const headers = { ...reply.headers, ...SECURITY_HEADERS, "x-request-id": requestId };
-  return new HTTPResponse(reply.status === 204 ? null : reply.body, { status: reply.status, headers });
+  return new HTTPResponse(reply.stream ?? (reply.status === 204 ? null : reply.body), { status: reply.status, headers });
 }
 
 /**
@@ -67,10 +70,14 @@ export function asApiError(app: AppContext, error: unknown, requestId: string): 
 }
 
 /** Logs one line per request; never the headers or the body. */
-function logRequest(app: AppContext, event: H3Event, routePath: string, requestId: string, status: number, started: number, merchant?: string): void {
+export function logRequest(app: AppContext, event: H3Event, routePath: string, requestId: string, status: number, started: number, merchant?: string): void {
+  app.metrics.request(routePath, event.req.method, status, (performance.now() - started) / 1000);
+  const client = clientAddress(event, app.config.trustProxy, app.config.tls ? "https" : "http");
   app.requestLog.info(
     {
       request_id: requestId,
+      client_ip: client.ip,
+      scheme: client.scheme,
       method: event.req.method,
       route: routePath,
       status,

@@ -12,6 +12,8 @@ export interface Reply {
   /** Serialized as JSON; absent for 204. */
   body?: unknown;
   headers?: Record<string, string>;
+  /** Sent as the body instead, for answers that last (server-sent events); never stored. */
+  stream?: ReadableStream<Uint8Array>;
 }
 
 /** What a route handler gets: the parsed request, who is calling, and how to commit. */
@@ -29,6 +31,18 @@ export interface RouteRequest<B = Record<string, unknown>> {
   /** The request's Idempotency-Key on idempotent routes. */
   idempotencyKey: string | undefined;
 }
+
+/**
+ * A success answer that is not one JSON body but lasts, such as server-sent events:
+ * its media type, how it is framed, and the schema of each item it carries.
+ */
+export interface StreamedResponse {
+  mediaType: string;
+  description: string;
+  itemSchema: z.ZodType;
+}
+
+export const isStreamed = (response: z.ZodType | StreamedResponse): response is StreamedResponse => "mediaType" in response;
 
 /** Error codes a route answers beyond the ones the pipeline adds (auth, body, idempotency), by status. */
 export type ErrorCodes = Readonly<Partial<Record<number, readonly string[]>>>;
@@ -60,8 +74,8 @@ export interface Route<T = unknown, B = Record<string, unknown>> {
   query?: z.ZodObject;
   /** Request headers the handler reads (beyond auth and Idempotency-Key), for the API reference. */
   headers?: z.ZodObject;
-  /** Success answers by status: the body's schema, or `null` for an empty body. */
-  responses: Readonly<Record<number, z.ZodType | null>>;
+  /** Success answers by status: the JSON body's schema, `null` for an empty body, or a stream. */
+  responses: Readonly<Record<number, z.ZodType | null | StreamedResponse>>;
   errors?: ErrorCodes;
   handle(req: RouteRequest<B>): Promise<T>;
   /**

@@ -2,6 +2,8 @@ import { findApiKey, insertApiKey, listApiKeys, updateActiveApiKey } from "../..
 import type { Db } from "../../store/database";
 import type { ApiKeyRow } from "../../store/schema";
 import type { Mode } from "../connectors/connector";
+import type { AuditActor } from "../audit/audit-actor";
+import { recordAudit } from "../audit/record-audit";
 import { ApiError } from "../errors";
 import { isoNow, newApiKeyId } from "../ids";
 import { toPage, type ListPage, type ListParams } from "../pagination";
@@ -21,6 +23,13 @@ export interface NewKeyInput {
 }
 
 const keyRevoked = (id: string) => new ApiError(409, "api_key_revoked", `API key ${id} is revoked and cannot be rotated.`);
+
+const keyEntry = (action: "api_key.created" | "api_key.rotated" | "api_key.revoked", row: Pick<ApiKeyRow, "id" | "merchant_id" | "mode" | "role">) => ({
+  action,
+  target: { type: "api_key" as const, id: row.id },
+  merchantId: row.merchant_id,
+  details: { mode: row.mode, role: row.role },
+});
 
 const rightsOf = (row: ApiKeyRow): KeyRights => ({ merchantId: row.merchant_id, mode: row.mode, role: row.role, scopes: JSON.parse(row.scopes) as Scope[] });
 
@@ -48,7 +57,7 @@ export function scopesForNewKey(input: Pick<NewKeyInput, "type" | "role" | "scop
 }
 
 /** Creates a key; the plaintext is in the returned object and nowhere else. */
-export async function createApiKey(db: Db, input: NewKeyInput, creator: Actor | undefined): Promise<ApiKey> {
+export async function createApiKey(db: Db, input: NewKeyInput, creator: Actor | undefined, by: AuditActor): Promise<ApiKey> {
   const scopes = scopesForNewKey(input, creator);
   assertMayMint(creator, { merchantId: input.merchantId, mode: input.mode, role: input.role, scopes });
   const plaintext = generateKey(input.type, input.mode);
@@ -69,6 +78,7 @@ export async function createApiKey(db: Db, input: NewKeyInput, creator: Actor | 
     revoked_at: null,
   };
   await insertApiKey(db, row);
+  await recordAudit(db, by, keyEntry("api_key.created", row));
   return toApiKey(row, plaintext);
 }
 
@@ -105,7 +115,7 @@ export async function listCallerApiKeys(db: Db, caller: Actor, params: ListParam
  * New plaintext for the same id, name and scopes; the old value stops working now.
  * `caller` is the calling key (undefined for the CLI).
  */
-export async function rotateApiKey(db: Db, merchantId: string, id: string, caller: Actor | undefined): Promise<ApiKey> {
+export async function rotateApiKey(db: Db, merchantId: string, id: string, caller: Actor | undefined, by: AuditActor): Promise<ApiKey> {
   const row = await findApiKey(db, merchantId, id);
   if (!row) throw keyNotFound(id);
   assertMayManage(caller, id, rightsOf(row));
@@ -113,16 +123,18 @@ export async function rotateApiKey(db: Db, merchantId: string, id: string, calle
   const plaintext = generateKey(row.type, row.mode);
   const update = { key_hash: hashKey(plaintext), last4: plaintext.slice(-4) };
   if (!(await updateActiveApiKey(db, id, update))) throw keyRevoked(id);
+  await recordAudit(db, by, keyEntry("api_key.rotated", row));
   return toApiKey({ ...row, ...update }, plaintext);
 }
 
 /** Permanently deactivates a key; revoking a revoked key answers its revoked state. */
-export async function revokeApiKey(db: Db, merchantId: string, id: string, caller: Actor | undefined): Promise<ApiKey> {
+export async function revokeApiKey(db: Db, merchantId: string, id: string, caller: Actor | undefined, by: AuditActor): Promise<ApiKey> {
   const row = await findApiKey(db, merchantId, id);
   if (!row) throw keyNotFound(id);
   assertMayManage(caller, id, rightsOf(row));
   if (row.status === "revoked") return toApiKey(row);
   const revokedAt = isoNow();
   await updateActiveApiKey(db, id, { status: "revoked", revoked_at: revokedAt });
+  await recordAudit(db, by, keyEntry("api_key.revoked", row));
   return toApiKey({ ...row, status: "revoked", revoked_at: revokedAt });
 }

@@ -1,3 +1,4 @@
+import { byKey } from "../audit/audit-actor";
 import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { json, route, type Route } from "../http/route";
@@ -30,7 +31,7 @@ export function keyRoutes(app: AppContext): Route[] {
       responses: { 201: apiKeySchema },
       handle: (req) => {
         const { actor } = req;
-        return req.unit.commit((trx) => createApiKey(trx, { merchantId: actor.merchantId, mode: actor.mode, role: "merchant", ...req.body }, actor));
+        return req.unit.commit((trx) => createApiKey(trx, { merchantId: actor.merchantId, mode: actor.mode, role: "merchant", ...req.body }, actor, byKey(actor)));
       },
       present: (key) => json(201, key),
     }),
@@ -54,7 +55,7 @@ export function keyRoutes(app: AppContext): Route[] {
       responses: { 200: apiKeySchema },
       errors: { 404: ["api_key_not_found"], 409: ["api_key_revoked"] },
       handle: async (req) => {
-        const key = await req.unit.commit((trx) => rotateApiKey(trx, req.actor.merchantId, req.params.keyId as string, req.actor));
+        const key = await req.unit.commit((trx) => rotateApiKey(trx, req.actor.merchantId, req.params.keyId as string, req.actor, byKey(req.actor)));
         app.auth.invalidate();
         return key;
       },
@@ -68,7 +69,7 @@ export function keyRoutes(app: AppContext): Route[] {
       responses: { 200: apiKeySchema.pick({ id: true, object: true, status: true, revoked_at: true }) },
       errors: { 404: ["api_key_not_found"] },
       handle: async (req) => {
-        const key = await req.unit.commit((trx) => revokeApiKey(trx, req.actor.merchantId, req.params.keyId as string, req.actor));
+        const key = await req.unit.commit((trx) => revokeApiKey(trx, req.actor.merchantId, req.params.keyId as string, req.actor, byKey(req.actor)));
         app.auth.invalidate();
         return { id: key.id, object: key.object, status: key.status, revoked_at: key.revoked_at };
       },
@@ -86,7 +87,7 @@ export function keyRoutes(app: AppContext): Route[] {
       handle: async (req) => {
         const input = req.body;
         const merchant = await getMerchant(app.db, req.params.merchantId as string);
-        return req.unit.commit((trx) => createApiKey(trx, { ...input, merchantId: merchant.id, mode: input.mode ?? req.actor.mode }, req.actor));
+        return req.unit.commit((trx) => createApiKey(trx, { ...input, merchantId: merchant.id, mode: input.mode ?? req.actor.mode }, req.actor, byKey(req.actor)));
       },
       present: (key) => json(201, key),
     }),

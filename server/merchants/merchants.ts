@@ -2,6 +2,8 @@ import { z } from "zod";
 import type { Db } from "../../store/database";
 import { findMerchant, insertMerchant, listMerchants as listMerchantRows } from "../../store/merchants";
 import type { MerchantRow } from "../../store/schema";
+import type { AuditActor } from "../audit/audit-actor";
+import { recordAudit } from "../audit/record-audit";
 import { ApiError } from "../errors";
 import { isoNow, newMerchantShortId, newUuid, timestamp } from "../ids";
 import { toPage, type ListPage, type ListParams } from "../pagination";
@@ -23,9 +25,10 @@ export const toMerchant = (row: MerchantRow): Merchant => ({
   created_at: row.created_at,
 });
 
-export async function createMerchant(db: Db, name: string): Promise<Merchant> {
+export async function createMerchant(db: Db, name: string, by: AuditActor): Promise<Merchant> {
   const row = { id: newUuid(), short_id: newMerchantShortId(), name, created_at: isoNow() };
   await insertMerchant(db, row);
+  await recordAudit(db, by, { action: "merchant.created", target: { type: "merchant", id: row.id }, merchantId: row.id });
   return toMerchant(row);
 }
 

@@ -1,3 +1,4 @@
+import { byKey } from "../audit/audit-actor";
 import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { json, route, type Route } from "../http/route";
@@ -17,7 +18,7 @@ export function merchantRoutes(app: AppContext): Route[] {
       summary: "Create a merchant",
       body: createBody,
       responses: { 201: merchantSchema },
-      handle: (req) => req.unit.commit((trx) => createMerchant(trx, req.body.name)),
+      handle: (req) => req.unit.commit((trx) => createMerchant(trx, req.body.name, byKey(req.actor))),
       present: (merchant) => json(201, merchant),
     }),
     route({

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { VERSION } from "../app-context";
 import { errorEnvelopeSchema } from "../http/error-envelope";
 import { isIdempotent, takesBody } from "../http/pipeline";
-import type { ErrorCodes, Route } from "../http/route";
+import { isStreamed, type ErrorCodes, type Route } from "../http/route";
 
 /** Where the server publishes the document; error messages point here. */
 export const OPENAPI_PATH = "/v1/openapi.json";
@@ -130,11 +130,17 @@ function operation(route: Route, requests: ComponentSet, responses: ComponentSet
   }
   const answers: Record<string, Json> = {};
   for (const [status, schema] of Object.entries(route.responses)) {
-    answers[status] = {
-      description: schema ? "Success." : "Success, no body.",
-      headers: REQUEST_ID_HEADER,
-      ...(schema && { content: { "application/json": { schema: responses.ref(schema, `${id}Response${status}`) } } }),
-    };
+    answers[status] = { description: schema ? "Success." : "Success, no body.", headers: REQUEST_ID_HEADER };
+    if (schema && isStreamed(schema)) {
+      answers[status] = {
+        description: schema.description,
+        headers: REQUEST_ID_HEADER,
+        // OpenAPI 3.1 cannot describe a stream's items; `x-itemSchema` is OpenAPI 3.2's `itemSchema`.
+        content: { [schema.mediaType]: { schema: { type: "string" }, "x-itemSchema": responses.ref(schema.itemSchema, `${id}Item${status}`) } },
+      };
+    } else if (schema) {
+      answers[status] = { ...answers[status], content: { "application/json": { schema: responses.ref(schema, `${id}Response${status}`) } } };
+    }
   }
   for (const [status, codes] of Object.entries(errorCodes(route))) answers[status] = errorResponse(codes);
   return {

@@ -34,7 +34,7 @@ export async function prepareCall(app: AppContext, actor: Actor, account: Connec
     });
   }
   return {
-    connector,
+    connector: app.metrics.connector(connector),
     context: {
       credential,
       baseUrl: app.config.connectorBaseUrls[account.connector_id] ?? connector.defaultBaseUrl,

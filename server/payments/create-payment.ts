@@ -100,6 +100,7 @@ export async function createPayment(app: AppContext, actor: Actor, input: NewPay
     }
     return payment;
   });
+  app.metrics.payment(account.connector_id, actor.mode, row.status);
   app.webhooks.kick();
   return payment;
 }

@@ -165,6 +165,7 @@ export async function followOn(app: AppContext, actor: Actor, operation: FollowO
     await recordEvent(trx, { merchantId: actor.merchantId, mode: actor.mode, type: rule.event, paymentId: payment.id, data: { ...after } });
     return after;
   });
+  app.metrics.payment(updated.connector_id, actor.mode, updated.status);
   app.webhooks.kick();
   return updated;
 }

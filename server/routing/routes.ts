@@ -1,3 +1,4 @@
+import { byKey } from "../audit/audit-actor";
 import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { CONNECTOR_IDS } from "../connectors/registry";
@@ -26,7 +27,7 @@ export function routingRoutes(app: AppContext): Route[] {
       summary: "Set the connector priority for the caller's merchant and mode",
       body: putBody,
       responses: { 200: routingSchema },
-      handle: (req) => setMerchantRouting(app.db, req.actor.merchantId, req.actor.mode, req.body.connectors),
+      handle: (req) => req.unit.commit((trx) => setMerchantRouting(trx, req.actor.merchantId, req.actor.mode, req.body.connectors, byKey(req.actor))),
       present: (routing) => json(200, routing),
     }),
   ];

@@ -3,6 +3,8 @@ import type { Db } from "../../store/database";
 import { getRouting, putRouting } from "../../store/routing";
 import type { ConnectorId, Mode } from "../connectors/connector";
 import { CONNECTOR_IDS, CONNECTORS } from "../connectors/registry";
+import type { AuditActor } from "../audit/audit-actor";
+import { recordAudit } from "../audit/record-audit";
 import { errors } from "../errors";
 import { isoNow, timestamp } from "../ids";
 
@@ -20,11 +22,12 @@ export async function getMerchantRouting(db: Db, merchantId: string, mode: Mode)
   return { object: "routing", mode, connectors: (row?.connectors ?? []) as ConnectorId[], updated_at: row?.updated_at ?? null };
 }
 
-export async function setMerchantRouting(db: Db, merchantId: string, mode: Mode, connectors: ConnectorId[]): Promise<Routing> {
+export async function setMerchantRouting(db: Db, merchantId: string, mode: Mode, connectors: ConnectorId[], by: AuditActor): Promise<Routing> {
   if (new Set(connectors).size !== connectors.length) throw errors.invalid("connectors", "Each connector may appear once.");
   const simulatorOnly = connectors.find((id) => mode === "live" && !CONNECTORS[id].liveCapable);
   if (simulatorOnly) throw errors.invalid("connectors", `${simulatorOnly} is a sandbox simulator and cannot route live payments.`);
   const updatedAt = isoNow();
   await putRouting(db, merchantId, mode, connectors, updatedAt);
+  await recordAudit(db, by, { action: "routing.updated", target: { type: "routing", id: mode }, merchantId, details: { mode, connectors } });
   return { object: "routing", mode, connectors, updated_at: updatedAt };
 }

@@ -15,7 +15,7 @@ export function sandboxJson(info: SandboxInfo, baseUrl: string, dataDir: string)
 
 /** The friendly summary a developer reads before pasting the curl line. */
 export function sandboxBanner(info: SandboxInfo, baseUrl: string, dataDir: string, temporary: boolean): string {
-  const cards = TEST_CARDS.map((c) => `    ${c.number}  ${c.declineCode ? `declined: ${c.declineCode}` : "approved"}`).join("\n");
+  const cards = TEST_CARDS.map((c) => `    ${c.number}  ${c.outcome}`).join("\n");
   const sale = JSON.stringify({ amount: 1000, currency: "usd", gateway_token: info.sample_token });
   const lines = [
     `paygate sandbox is running at ${baseUrl}`,

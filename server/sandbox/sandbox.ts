@@ -2,6 +2,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AppContext } from "../app-context";
 import { seedSandboxAccount } from "../accounts/seed-sandbox-account";
+import { byOperator } from "../audit/audit-actor";
 import { createApiKey } from "../keys/api-keys";
 import { SCOPES } from "../keys/scopes";
 import { createMerchant } from "../merchants/merchants";
@@ -22,6 +23,8 @@ export interface SandboxInfo {
   /** An approved test card's token, for the ready-to-paste curl. */
   sample_token: string;
   webhook?: { id: string; url: string; secret: string };
+  /** Where the sandbox last served, so `paygate listen --data DIR` finds it. */
+  base_url?: string;
 }
 
 function readSandboxFile(dataDir: string): SandboxInfo | undefined {
@@ -37,10 +40,10 @@ function writeSandboxFile(dataDir: string, info: SandboxInfo): void {
 
 /** Seeds the sandbox merchant, its default mock account and three test keys, once per data dir. */
 async function seed(app: AppContext): Promise<SandboxInfo> {
-  const merchant = await createMerchant(app.db, "Sandbox Merchant");
+  const merchant = await createMerchant(app.db, "Sandbox Merchant", byOperator());
   const account = await seedSandboxAccount(app, merchant);
   const key = (name: string, type: "secret" | "publishable", role: "merchant" | "admin") =>
-    createApiKey(app.db, { merchantId: merchant.id, name, type, mode: "test", role }, undefined);
+    createApiKey(app.db, { merchantId: merchant.id, name, type, mode: "test", role }, undefined, byOperator());
   const secret = await key("sandbox secret", "secret", "merchant");
   const publishable = await key("sandbox publishable", "publishable", "merchant");
   const admin = await key("sandbox admin", "secret", "admin");
@@ -73,9 +76,14 @@ export async function openSandbox(app: AppContext, webhookUrl?: string): Promise
     writeSandboxFile(app.config.dataDir, info);
   }
   if (webhookUrl !== undefined && info.webhook?.url !== webhookUrl) {
-    const endpoint = await createEndpoint(app.db, app.cipher, { merchantId: info.merchant.id, mode: "test" }, { url: webhookUrl, event_types: ["*"], description: "paygate sandbox --webhook" }, app.self);
+    const endpoint = await createEndpoint(app.db, app.cipher, { merchantId: info.merchant.id, mode: "test" }, { url: webhookUrl, event_types: ["*"], description: "paygate sandbox --webhook" }, app.self, byOperator());
     info = { ...info, webhook: { id: endpoint.id, url: endpoint.url, secret: endpoint.secret as string } };
     writeSandboxFile(app.config.dataDir, info);
   }
   return info;
+}
+
+/** Notes where the sandbox serves now (a `--port 0` sandbox moves on every run). */
+export function recordSandboxUrl(dataDir: string, info: SandboxInfo, baseUrl: string): void {
+  writeSandboxFile(dataDir, { ...info, base_url: baseUrl });
 }

@@ -1,5 +1,7 @@
 import { insertSecretVersion, latestSecretVersion, listSecretPaths } from "../../store/secrets";
 import type { Db } from "../../store/database";
+import type { AuditActor } from "../audit/audit-actor";
+import { recordAudit } from "../audit/record-audit";
 import { ApiError } from "../errors";
 import { isoNow } from "../ids";
 import type { Cipher } from "./cipher";
@@ -34,15 +36,23 @@ export function parseCredentialRef(ref: string, param = "credential_ref"): Crede
   const secret = /^secret:\/\/(.+)$/.exec(ref);
   if (secret && isSecretPath(secret[1] as string)) return { scheme: "secret", path: secret[1] as string };
   const env = /^env:\/\/(.+)$/.exec(ref);
-  if (env && ENV_PATTERN.test(env[1] as string)) return { scheme: "env", variable: env[1] as string };
+  if (env && ENV_PATTERN.test(env[1] as string)) {
+    // paygate's own settings (the master key among them) are never a processor's credential.
+    if (/^PAYGATE_/i.test(env[1] as string)) {
+      throw new ApiError(400, "parameter_invalid", "credential_ref cannot name a PAYGATE_* variable: those are paygate's own settings, the master key among them.", { param });
+    }
+    return { scheme: "env", variable: env[1] as string };
+  }
   throw new ApiError(400, "parameter_invalid", "credential_ref must be secret://<path> (paygate's secret store) or env://<VARIABLE>.", { param });
 }
 
 /** Stores a new version of the secret at `path`; readers get it from now on. */
-export async function putSecret(deps: SecretDeps, path: string, value: string): Promise<number> {
+export async function putSecret(deps: SecretDeps, path: string, value: string, by: AuditActor): Promise<number> {
   if (!isSecretPath(path)) throw new ApiError(400, "parameter_invalid", "A secret path is 1-200 characters of letters, digits, . _ / -.", { param: "path" });
   if (value === "") throw new ApiError(400, "parameter_invalid", "A secret cannot be empty.", { param: "value" });
-  return insertSecretVersion(deps.db, path, (version) => deps.cipher.encrypt(value, secretAad(path, version)), isoNow());
+  const version = await insertSecretVersion(deps.db, path, (v) => deps.cipher.encrypt(value, secretAad(path, v)), isoNow());
+  await recordAudit(deps.db, by, { action: "secret.version_created", target: { type: "secret", id: path }, merchantId: null, details: { version } });
+  return version;
 }
 
 export const listSecrets = (db: Db) => listSecretPaths(db);

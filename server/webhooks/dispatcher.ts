@@ -154,6 +154,7 @@ export class Dispatcher {
     });
     // Not applied: the delivery was replayed meanwhile and is due again with a fresh schedule.
     if (!applied) return;
+    this.app.metrics.webhookAttempt(status);
     const fields = { delivery_id: delivery.id, event_id: delivery.event_id, endpoint_id: delivery.endpoint_id, attempt, status_code: outcome.statusCode, duration_ms: outcome.durationMs, error: outcome.error };
     if (status === "dead") this.app.log.warn(fields, "webhook delivery dead-lettered after its last retry");
     else this.app.log.debug({ ...fields, status }, "webhook attempt");

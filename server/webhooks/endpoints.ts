@@ -3,6 +3,8 @@ import type { Db } from "../../store/database";
 import type { Owner } from "../../store/events";
 import type { WebhookEndpointRow } from "../../store/schema";
 import { countEndpoints, findEndpoint, insertEndpoint, listEndpoints as listEndpointRows, killPendingDeliveries, updateEndpoint as updateEndpointRow } from "../../store/webhooks";
+import type { AuditActor } from "../audit/audit-actor";
+import { recordAudit, type AuditAction, type AuditEntry } from "../audit/record-audit";
 import { ApiError, errors } from "../errors";
 import { EVENT_TYPES, type EventType } from "../events/event";
 import { isoNow, newWebhookEndpointId, timestamp } from "../ids";
@@ -54,6 +56,13 @@ export function subscribesTo(row: Pick<WebhookEndpointRow, "event_types">, type:
   return subscriptions.includes("*") || subscriptions.includes(type);
 }
 
+const endpointEntry = (action: AuditAction, owner: Owner, id: string): AuditEntry => ({
+  action,
+  target: { type: "webhook_endpoint", id },
+  merchantId: owner.merchantId,
+  details: { mode: owner.mode },
+});
+
 const notFound = (id: string) => errors.notFound("webhook_endpoint_not_found", `No webhook endpoint ${id}.`, "id");
 
 /** The owner's endpoint, or 404: another merchant's or mode's endpoint does not exist for the caller. */
@@ -76,7 +85,7 @@ export interface NewEndpointInput {
 export const MAX_ENDPOINTS = 16;
 
 /** `self`: paygate's listening address, which no endpoint may target. */
-export async function createEndpoint(db: Db, cipher: Cipher, owner: Owner, input: NewEndpointInput, self: SelfAddress | undefined): Promise<WebhookEndpoint> {
+export async function createEndpoint(db: Db, cipher: Cipher, owner: Owner, input: NewEndpointInput, self: SelfAddress | undefined, by: AuditActor): Promise<WebhookEndpoint> {
   if ((await countEndpoints(db, owner)) >= MAX_ENDPOINTS) {
     throw new ApiError(
       400,
@@ -103,6 +112,7 @@ export async function createEndpoint(db: Db, cipher: Cipher, owner: Owner, input
     deleted_at: null,
   };
   await insertEndpoint(db, row);
+  await recordAudit(db, by, endpointEntry("webhook_endpoint.created", owner, id));
   return toWebhookEndpoint(row, secret);
 }
 
@@ -121,7 +131,7 @@ export interface EndpointPatch {
   status?: "enabled" | "disabled" | undefined;
 }
 
-export async function updateEndpoint(db: Db, owner: Owner, id: string, patch: EndpointPatch, self: SelfAddress | undefined): Promise<WebhookEndpoint> {
+export async function updateEndpoint(db: Db, owner: Owner, id: string, patch: EndpointPatch, self: SelfAddress | undefined, by: AuditActor): Promise<WebhookEndpoint> {
   const row = await getEndpointRow(db, owner, id);
   const update = {
     ...(patch.url !== undefined && { url: checkEndpointUrl(patch.url, owner.mode, self) }),
@@ -131,20 +141,22 @@ export async function updateEndpoint(db: Db, owner: Owner, id: string, patch: En
     updated_at: isoNow(),
   };
   await updateEndpointRow(db, id, update);
+  await recordAudit(db, by, { ...endpointEntry("webhook_endpoint.updated", owner, id), details: { mode: owner.mode, changed: Object.keys(patch).filter((k) => patch[k as keyof EndpointPatch] !== undefined) } });
   return toWebhookEndpoint({ ...row, ...update });
 }
 
 /** Soft delete (its deliveries keep their history); its pending deliveries become dead. */
-export async function deleteEndpoint(db: Db, owner: Owner, id: string): Promise<DeletedWebhookEndpoint> {
+export async function deleteEndpoint(db: Db, owner: Owner, id: string, by: AuditActor): Promise<DeletedWebhookEndpoint> {
   await getEndpointRow(db, owner, id);
   const now = isoNow();
   await updateEndpointRow(db, id, { deleted_at: now, updated_at: now });
   await killPendingDeliveries(db, id, now);
+  await recordAudit(db, by, endpointEntry("webhook_endpoint.deleted", owner, id));
   return { id, object: "webhook_endpoint", deleted: true };
 }
 
 /** A new secret now; the old one keeps signing (as a second `v1=`) for the grace period. */
-export async function rotateSecret(db: Db, cipher: Cipher, owner: Owner, id: string): Promise<WebhookEndpoint> {
+export async function rotateSecret(db: Db, cipher: Cipher, owner: Owner, id: string, by: AuditActor): Promise<WebhookEndpoint> {
   const row = await getEndpointRow(db, owner, id);
   const secret = newSigningSecret();
   const now = new Date();
@@ -155,5 +167,6 @@ export async function rotateSecret(db: Db, cipher: Cipher, owner: Owner, id: str
     updated_at: now.toISOString(),
   };
   await updateEndpointRow(db, id, update);
+  await recordAudit(db, by, endpointEntry("webhook_endpoint.secret_rotated", owner, id));
   return toWebhookEndpoint({ ...row, ...update }, secret);
 }

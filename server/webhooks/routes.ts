@@ -1,3 +1,4 @@
+import { byKey } from "../audit/audit-actor";
 import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { EVENT_TYPES } from "../events/event";
@@ -46,7 +47,7 @@ export function webhookRoutes(app: AppContext): Route[] {
       body: createBody,
       responses: { 201: webhookEndpointSchema },
       errors: { 400: ["webhook_endpoint_limit_reached"] },
-      handle: (req) => req.unit.commit((trx) => createEndpoint(trx, app.cipher, req.actor, req.body, app.self)),
+      handle: (req) => req.unit.commit((trx) => createEndpoint(trx, app.cipher, req.actor, req.body, app.self, byKey(req.actor))),
       present: (endpoint) => json(201, endpoint),
     }),
     route({
@@ -77,7 +78,7 @@ export function webhookRoutes(app: AppContext): Route[] {
       body: updateBody,
       responses: { 200: webhookEndpointSchema },
       errors: endpointNotFound,
-      handle: (req) => req.unit.commit((trx) => updateEndpoint(trx, req.actor, id(req.params), req.body, app.self)),
+      handle: (req) => req.unit.commit((trx) => updateEndpoint(trx, req.actor, id(req.params), req.body, app.self, byKey(req.actor))),
       present: (endpoint) => json(200, endpoint),
     }),
     route({
@@ -87,7 +88,7 @@ export function webhookRoutes(app: AppContext): Route[] {
       summary: "Delete a webhook endpoint",
       responses: { 200: deletedWebhookEndpointSchema },
       errors: endpointNotFound,
-      handle: (req) => req.unit.commit((trx) => deleteEndpoint(trx, req.actor, id(req.params))),
+      handle: (req) => req.unit.commit((trx) => deleteEndpoint(trx, req.actor, id(req.params), byKey(req.actor))),
       present: (deleted) => json(200, deleted),
     }),
     route({
@@ -99,7 +100,7 @@ export function webhookRoutes(app: AppContext): Route[] {
       body: noBody,
       responses: { 200: webhookEndpointSchema },
       errors: endpointNotFound,
-      handle: (req) => req.unit.commit((trx) => rotateSecret(trx, app.cipher, req.actor, id(req.params))),
+      handle: (req) => req.unit.commit((trx) => rotateSecret(trx, app.cipher, req.actor, id(req.params), byKey(req.actor))),
       present: (endpoint) => json(200, endpoint),
     }),
     route({

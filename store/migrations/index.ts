@@ -2,6 +2,7 @@ import type { Migration, MigrationProvider } from "kysely";
 import { initMigration } from "./001_init";
 import { followOnClaimsMigration } from "./002_follow_on_claims";
 import { scrubUnkeyedFingerprintsMigration } from "./003_scrub_unkeyed_fingerprints";
+import { auditLogMigration } from "./004_audit_log";
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so they are
@@ -11,6 +12,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "001_init": initMigration,
   "002_follow_on_claims": followOnClaimsMigration,
   "003_scrub_unkeyed_fingerprints": scrubUnkeyedFingerprintsMigration,
+  "004_audit_log": auditLogMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

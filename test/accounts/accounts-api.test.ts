@@ -5,26 +5,30 @@ import { Cipher } from "../../server/secrets/cipher";
 import { putSecret, resolveCredential } from "../../server/secrets/secret-store";
 import { bootServer, type TestServer } from "../support/harness";
 import { runCli } from "../support/cli";
-import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
+import { auth, liveSecretKey, seedMerchant, type SeededMerchant } from "../support/seed";
 import { expectStored, rawDatabaseFiles } from "../support/raw-files";
 import { expectError } from "../support/errors";
+import { byOperator } from "../../server/audit/audit-actor";
 
 const STRIPE_SECRET = JSON.stringify({ api_key: "sk_live_VERYSECRETSTRIPEKEY", webhook_secret: "whsec_VERYSECRETHOOK" });
 
 describe("connector accounts admin API", () => {
   let server: TestServer;
   let m: SeededMerchant;
+  /** Live accounts are managed with a live admin key: a test key reaches test accounts only. */
+  let liveAdmin: string;
   let base: string;
   beforeAll(async () => {
     server = await bootServer();
     m = await seedMerchant(server);
+    liveAdmin = await liveSecretKey(server, m.merchant.id, "admin");
     base = `/admin/merchants/${m.merchant.short_id}/connector-accounts`;
-    await putSecret(server.app, "acme/stripe", STRIPE_SECRET);
-    await putSecret(server.app, "acme/mock", "mock-credential");
+    await putSecret(server.app, "acme/stripe", STRIPE_SECRET, byOperator());
+    await putSecret(server.app, "acme/mock", "mock-credential", byOperator());
   });
   afterAll(() => server.stop());
 
-  const create = (body: Record<string, unknown>, key = m.admin) => server.request(base, { method: "POST", headers: auth(key), json: body });
+  const create = (body: Record<string, unknown>, key = body.mode === "test" ? m.admin : liveAdmin) => server.request(base, { method: "POST", headers: auth(key), json: body });
   const stripeBody = (label: string, extra: Record<string, unknown> = {}) => ({
     connector_id: "stripe",
     mode: "live",
@@ -113,11 +117,11 @@ describe("connector accounts admin API", () => {
 
   it("never reactivates: PATCH is_active is refused and a deleted account cannot be changed", async () => {
     const created = await (await create(stripeBody("temp"))).json();
-    await server.request(`${base}/${created.id}`, { method: "DELETE", headers: auth(m.admin) });
-    const reactivate = await server.request(`${base}/${created.id}`, { method: "PATCH", headers: auth(m.admin), json: { is_active: true } });
+    await server.request(`${base}/${created.id}`, { method: "DELETE", headers: auth(liveAdmin) });
+    const reactivate = await server.request(`${base}/${created.id}`, { method: "PATCH", headers: auth(liveAdmin), json: { is_active: true } });
     expect(reactivate.status).toBe(400);
     expect((await reactivate.json()).error).toMatchObject({ code: "parameter_invalid", param: "is_active" });
-    const relabel = await server.request(`${base}/${created.id}`, { method: "PATCH", headers: auth(m.admin), json: { label: "back" } });
+    const relabel = await server.request(`${base}/${created.id}`, { method: "PATCH", headers: auth(liveAdmin), json: { label: "back" } });
     await expectError(relabel, 409, "connector_account_inactive");
     // A deleted account frees its label.
     expect((await create(stripeBody("temp"))).status).toBe(201);
@@ -125,7 +129,7 @@ describe("connector accounts admin API", () => {
 
   it("requires Idempotency-Key on admin PATCH and DELETE", async () => {
     const created = await (await create(stripeBody("idem"))).json();
-    const headers = { authorization: `Bearer ${m.admin}` };
+    const headers = { authorization: `Bearer ${liveAdmin}` };
     const patch = await server.request(`${base}/${created.id}`, { method: "PATCH", headers, json: { label: "x" } });
     expect((await patch.json()).error.code).toBe("missing_idempotency_key");
     const del = await server.request(`${base}/${created.id}`, { method: "DELETE", headers });
@@ -138,7 +142,7 @@ describe("connector accounts admin API", () => {
     expect((await res.json()).error.code).toBe("insufficient_permissions");
     const other = await seedMerchant(server, "Other");
     const mine = await (await create(stripeBody("mine"))).json();
-    const foreign = await server.request(`/admin/merchants/${other.merchant.id}/connector-accounts/${mine.short_id}`, { headers: auth(m.admin) });
+    const foreign = await server.request(`/admin/merchants/${other.merchant.id}/connector-accounts/${mine.short_id}`, { headers: auth(liveAdmin) });
     expect(foreign.status).toBe(404);
     expect((await foreign.json()).error.code).toBe("connector_account_not_found");
   });
@@ -146,8 +150,9 @@ describe("connector accounts admin API", () => {
   it("shows the same accounts to the CLI and the API", async () => {
     const cli = await runCli(["accounts", "list", "--merchant", m.merchant.short_id, "--data", server.dataDir, "--json"]);
     expect(cli.code).toBe(0);
-    const api = await (await server.request(base, { headers: auth(m.admin) })).json();
-    expect(JSON.parse(cli.stdout).data.map((a: { id: string }) => a.id).sort()).toEqual(api.data.map((a: { id: string }) => a.id).sort());
+    const api = await (await server.request(base, { headers: auth(liveAdmin) })).json();
+    const cliLive = JSON.parse(cli.stdout).data.filter((a: { mode: string }) => a.mode === "live");
+    expect(cliLive.map((a: { id: string }) => a.id).sort()).toEqual(api.data.map((a: { id: string }) => a.id).sort());
 
     const made = await runCli([
       "accounts", "create", "--merchant", m.merchant.id, "--connector", "nmi", "--mode", "live", "--key-kind", "security_key",
@@ -155,11 +160,36 @@ describe("connector accounts admin API", () => {
     ]);
     expect(made.code).toBe(0);
     const fromCli = JSON.parse(made.stdout);
-    const seen = await (await server.request(`${base}/${fromCli.short_id}`, { headers: auth(m.admin) })).json();
+    const seen = await (await server.request(`${base}/${fromCli.short_id}`, { headers: auth(liveAdmin) })).json();
     expect(seen).toMatchObject({ connector_id: "nmi", label: "cli", credential_ref: "env://NMI_KEY" });
     const deleted = await runCli(["accounts", "delete", fromCli.short_id, "--merchant", m.merchant.short_id, "--data", server.dataDir]);
     expect(deleted.code).toBe(0);
-    expect((await (await server.request(`${base}/${fromCli.short_id}`, { headers: auth(m.admin) })).json()).is_active).toBe(false);
+    expect((await (await server.request(`${base}/${fromCli.short_id}`, { headers: auth(liveAdmin) })).json()).is_active).toBe(false);
+  });
+
+  it("keeps live accounts out of a test admin key's reach: it cannot list, read, create, rebind or delete them", async () => {
+    const live = await (await create(stripeBody("reach"))).json();
+    expect(live.mode).toBe("live");
+    const made = await create(stripeBody("reach-2"), m.admin);
+    expect(await expectError(made, 403, "insufficient_permissions")).toMatchObject({ param: "mode" });
+    await expectError(await server.request(`${base}/${live.short_id}`, { headers: auth(m.admin) }), 404, "connector_account_not_found");
+    const rebind = await server.request(`${base}/${live.short_id}`, { method: "PATCH", headers: auth(m.admin), json: { credential_ref: "secret://acme/mock" } });
+    await expectError(rebind, 404, "connector_account_not_found");
+    await expectError(await server.request(`${base}/${live.short_id}`, { method: "DELETE", headers: auth(m.admin) }), 404, "connector_account_not_found");
+    const listed = await (await server.request(`${base}?include_inactive=true&limit=100`, { headers: auth(m.admin) })).json();
+    expect(listed.data.length).toBeGreaterThan(0);
+    expect(listed.data.every((a: { mode: string }) => a.mode === "test")).toBe(true);
+    const after = await (await server.request(`${base}/${live.short_id}`, { headers: auth(liveAdmin) })).json();
+    expect(after).toMatchObject({ is_active: true, credential_ref: "secret://acme/stripe" });
+  });
+
+  it("never takes paygate's own settings as a credential: env://PAYGATE_* is refused", async () => {
+    for (const variable of ["PAYGATE_MASTER_KEY", "paygate_master_key", "PAYGATE_NEW_MASTER_KEY"]) {
+      const res = await create({ connector_id: "nmi", mode: "live", key_kind: "security_key", label: `env-${variable}`, credential_ref: `env://${variable}` });
+      expect(await expectError(res, 400, "parameter_invalid")).toMatchObject({ param: "credential_ref" });
+    }
+    const fine = await create({ connector_id: "nmi", mode: "live", key_kind: "security_key", label: "env-ok", credential_ref: "env://NMI_SECURITY_KEY" });
+    expect(fine.status).toBe(201);
   });
 
   it("resolves a credential updated by `secrets put` in another process on the next look-up", async () => {
@@ -213,7 +243,7 @@ describe("master key", () => {
     const dataDir = server.dataDir;
     try {
       expect(statSync(join(dataDir, "master.key")).mode & 0o777).toBe(0o600);
-      await putSecret(server.app, "k", "value-1");
+      await putSecret(server.app, "k", "value-1", byOperator());
       await expect(resolveCredential({ db: server.app.db, cipher: new Cipher(Buffer.alloc(32, 9)) }, "secret://k")).rejects.toThrow(/master key/);
     } finally {
       await server.close();

@@ -4,6 +4,7 @@ import { putSecret } from "../../server/secrets/secret-store";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth } from "../support/seed";
 import { seedSandboxMerchant } from "../support/payments";
+import { byOperator } from "../../server/audit/audit-actor";
 
 describe("the accounts a charge loads", () => {
   let server: TestServer;
@@ -15,7 +16,7 @@ describe("the accounts a charge loads", () => {
   it("are the merchant's active accounts of the key's mode only", async () => {
     const m = await seedSandboxMerchant(server, "Charge accounts");
     const base = `/admin/merchants/${m.merchant.id}/connector-accounts`;
-    await putSecret(server.app, "charge-accounts/stripe", JSON.stringify({ api_key: "sk_test_x", webhook_secret: "whsec_x" }));
+    await putSecret(server.app, "charge-accounts/stripe", JSON.stringify({ api_key: "sk_test_x", webhook_secret: "whsec_x" }), byOperator());
     const create = async (body: Record<string, unknown>) =>
       (await server.request(base, { method: "POST", headers: auth(m.admin), json: { connector_id: "stripe", key_kind: "api_key", credential_ref: "secret://charge-accounts/stripe", ...body } })).json();
     const testStripe = await create({ mode: "test", label: "t" });

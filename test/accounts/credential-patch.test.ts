@@ -4,6 +4,7 @@ import { startStripeFake, type StripeFake } from "../fakes/stripe-fake";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
 import { paymentsClient } from "../support/payments";
+import { byOperator } from "../../server/audit/audit-actor";
 
 /** The spec's one PATCH field: `credential_ref` moves the account to a new secret path. */
 describe("PATCH credential_ref over HTTP", () => {
@@ -21,8 +22,8 @@ describe("PATCH credential_ref over HTTP", () => {
   });
 
   it("answers 200 with the moved record, and the next charge uses the new secret", async () => {
-    await putSecret(server.app, "shop/stripe-old", JSON.stringify({ api_key: "sk_live_OLDKEY", webhook_secret: "whsec_old" }));
-    await putSecret(server.app, "shop/stripe-new", JSON.stringify({ api_key: "sk_live_NEWKEY", webhook_secret: "whsec_new" }));
+    await putSecret(server.app, "shop/stripe-old", JSON.stringify({ api_key: "sk_live_OLDKEY", webhook_secret: "whsec_old" }), byOperator());
+    await putSecret(server.app, "shop/stripe-new", JSON.stringify({ api_key: "sk_live_NEWKEY", webhook_secret: "whsec_new" }), byOperator());
     const base = `/admin/merchants/${live.merchant.id}/connector-accounts`;
     const account = await (
       await server.request(base, {

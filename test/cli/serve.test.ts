@@ -6,10 +6,20 @@ import { runCli, startCliServer } from "../support/cli";
 const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
 
 describe("paygate CLI basics", () => {
-  it("prints its version", async () => {
+  it("prints its version and the Node it runs on", async () => {
     const result = await runCli(["--version"]);
     expect(result.code).toBe(0);
-    expect(result.stdout.trim()).toBe(version);
+    expect(result.stdout.trim()).toBe(`paygate ${version} (node ${process.version})`);
+  });
+
+  it("self-check creates a throwaway database and reports the runtime", async () => {
+    const result = await runCli(["self-check"], { env: { NODE_OPTIONS: "--max-old-space-size=200" } });
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(report).toEqual({ version, node: process.version, sqlite: expect.stringMatching(/^3\.\d+\.\d+$/), heap_limit_mb: expect.any(Number) });
+    // The old space asked for plus a young generation, whose default size varies by Node.
+    expect(report.heap_limit_mb).toBeGreaterThanOrEqual(200);
+    expect(report.heap_limit_mb).toBeLessThan(1024);
   });
 
   it("exits 2 on bad usage", async () => {

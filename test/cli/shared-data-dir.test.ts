@@ -12,6 +12,7 @@ import { paymentsClient, seedSandboxMerchant } from "../support/payments";
 import { holdWriteLock, type LockHolder } from "../support/lock-holder";
 import { auth, seedMerchant } from "../support/seed";
 import { startWebhookReceiver, type WebhookReceiver } from "../fakes/webhook-receiver";
+import { byOperator } from "../../server/audit/audit-actor";
 
 /**
  * Issue 13 item 1: the CLI and the server share one data dir while a third process keeps
@@ -35,7 +36,7 @@ describe("writers on one data dir while another process holds the write lock", (
   it("every CLI write command and every API write route succeeds: no failure, no 5xx", { timeout: 120_000 }, async () => {
     const m = await seedSandboxMerchant(server);
     const client = paymentsClient(server, m.secret);
-    await putSecret(server.app, "busy/api", "nmi-api-key");
+    await putSecret(server.app, "busy/api", "nmi-api-key", byOperator());
     const endpoint = await (
       await server.request("/v1/webhook_endpoints", { method: "POST", headers: auth(m.secret), json: { url: receiver.url, event_types: ["*"] } })
     ).json();

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -76,8 +76,10 @@ describe("dist/paygate sandbox, end to end", () => {
   const tokenize = async (number: string) =>
     (await call("/v1/tokens", sandbox.keys.publishable, { card: { number, ...futureExpiry(), cvc: "123" } })).body.token as string;
 
-  it("answers readiness and prints a complete JSON line", async () => {
+  it("answers readiness and liveness and prints a complete JSON line", async () => {
     expect((await fetch(`${sandbox.base_url}/health/ready`)).status).toBe(200);
+    const { version, config } = JSON.parse(readFileSync(resolve(__dirname, "../../package.json"), "utf8")) as { version: string; config: { executableNode: string } };
+    expect(await (await fetch(`${sandbox.base_url}/health`)).json()).toEqual({ status: "ok", service: "paygate", version, node: `v${config.executableNode}` });
     expect(sandbox.webhook.secret).toMatch(/^whsec_/);
     expect(sandbox.data_dir.startsWith(workDir)).toBe(true);
   });

@@ -42,10 +42,10 @@ describe("HTTP core", () => {
   });
   afterAll(() => server.stop());
 
-  it("serves /health with status, service and version", async () => {
+  it("serves /health with status, service, version and the Node version", async () => {
     const res = await server.request("/health");
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: "ok", service: "paygate", version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+    expect(await res.json()).toEqual({ status: "ok", service: "paygate", version: expect.stringMatching(/^\d+\.\d+\.\d+/), node: process.version });
   });
 
   it("echoes an acceptable X-Request-Id and generates one otherwise", async () => {

@@ -3,6 +3,7 @@ import { putSecret } from "../../server/secrets/secret-store";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth } from "../support/seed";
 import { paymentsClient, seedSandboxMerchant } from "../support/payments";
+import { byOperator } from "../../server/audit/audit-actor";
 
 /** Every list of the API: each honours `limit` (1..100) and the `starting_after` cursor. */
 describe("lists", () => {
@@ -17,7 +18,7 @@ describe("lists", () => {
     const admin = m.admin;
     for (let i = 0; i < 3; i++) {
       await server.request("/admin/merchants", { method: "POST", headers: auth(admin), json: { name: `listed ${i}` } });
-      await putSecret(server.app, `lists/mock-${i}`, "mock-credential");
+      await putSecret(server.app, `lists/mock-${i}`, "mock-credential", byOperator());
       await server.request(`/admin/merchants/${m.merchant.id}/connector-accounts`, {
         method: "POST",
         headers: auth(admin),

@@ -4,6 +4,7 @@ import { startStripeFake, type StripeFake } from "../fakes/stripe-fake";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth, liveSecretKey } from "../support/seed";
 import { paymentsClient, seedSandboxMerchant } from "../support/payments";
+import { byOperator } from "../../server/audit/audit-actor";
 
 type Client = ReturnType<typeof paymentsClient>;
 interface Side {
@@ -53,10 +54,10 @@ describe("test and live data of one merchant never mix", () => {
     server = await bootServer({ env: { PAYGATE_STRIPE_BASE_URL: stripe.baseUrl } });
     const m = await seedSandboxMerchant(server, "Two modes");
     const liveKey = await liveSecretKey(server, m.merchant.id);
-    await putSecret(server.app, "modes/stripe", JSON.stringify({ api_key: "sk_live_fake", webhook_secret: "whsec_fake" }));
+    await putSecret(server.app, "modes/stripe", JSON.stringify({ api_key: "sk_live_fake", webhook_secret: "whsec_fake" }), byOperator());
     const account = await server.request(`/admin/merchants/${m.merchant.id}/connector-accounts`, {
       method: "POST",
-      headers: auth(m.admin),
+      headers: auth(await liveSecretKey(server, m.merchant.id, "admin")),
       json: { connector_id: "stripe", mode: "live", key_kind: "api_key", label: "main", credential_ref: "secret://modes/stripe" },
     });
     expect(account.status).toBe(201);

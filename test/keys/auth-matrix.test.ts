@@ -134,6 +134,10 @@ const SAMPLES: Record<string, Sample> = {
   "GET /v1/events": () => ({ path: "/v1/events", ok: OK }),
   "GET /v1/events/:id": async (own) => ({ path: `/v1/events/${await ownEvent(own)}`, ok: OK, owned: "event_not_found" }),
   "POST /v1/events/:id/replay": async (own) => ({ path: `/v1/events/${await ownEvent(own)}/replay`, ok: OK, owned: "event_not_found" }),
+  // An allowed key's stream never ends; an invalid filter makes its answer a prompt 400.
+  "GET /v1/events/stream": () => ({ path: "/v1/events/stream?types=payment.nope", ok: { status: 400, code: "parameter_invalid" } }),
+  "POST /v1/test_data/reset": () => ({ path: "/v1/test_data/reset", ok: OK }),
+  "GET /admin/audit": () => ({ path: "/admin/audit", ok: OK }),
 };
 
 type Credential = "none" | "malformed" | "unknown" | "revoked" | "rotated" | "publishable" | "secret" | "admin" | "foreign";

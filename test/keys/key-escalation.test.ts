@@ -3,6 +3,7 @@ import { createApiKey } from "../../server/keys/api-keys";
 import { openSandbox, type SandboxInfo } from "../../server/sandbox/sandbox";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth } from "../support/seed";
+import { byOperator } from "../../server/audit/audit-actor";
 
 /** The attacks of issue 12, item 1, replayed on a sandbox as `paygate sandbox` seeds it. */
 describe("key management cannot climb above the caller's rights", () => {
@@ -62,7 +63,7 @@ describe("key management cannot climb above the caller's rights", () => {
   });
 
   it("an sk_test_ key cannot rotate a live key of its own merchant, nor learn that it exists", async () => {
-    const live = await createApiKey(server.app.db, { merchantId: sandbox.merchant.id, name: "production", type: "secret", mode: "live", role: "merchant" }, undefined);
+    const live = await createApiKey(server.app.db, { merchantId: sandbox.merchant.id, name: "production", type: "secret", mode: "live", role: "merchant" }, undefined, byOperator());
     const res = await server.request(`/v1/api-keys/${live.id}/rotate`, { method: "POST", headers: auth(sandbox.keys.secret) });
     expect(res.status).toBe(404);
     const body = await res.json();

@@ -3,6 +3,7 @@ import { createApiKey } from "../../server/keys/api-keys";
 import { createMerchant, type Merchant } from "../../server/merchants/merchants";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth } from "../support/seed";
+import { byOperator } from "../../server/audit/audit-actor";
 
 interface Listed {
   id: string;
@@ -19,9 +20,9 @@ describe("listing API keys", () => {
   const plaintext: Record<string, string> = {};
   beforeAll(async () => {
     server = await bootServer();
-    merchant = await createMerchant(server.app.db, "Lister");
+    merchant = await createMerchant(server.app.db, "Lister", byOperator());
     const make = async (name: string, type: "secret" | "publishable", mode: "test" | "live", role: "merchant" | "admin", scopes?: ("keys:read" | "keys:write")[]) => {
-      const key = await createApiKey(server.app.db, { merchantId: merchant.id, name, type, mode, role, ...(scopes && { scopes }) }, undefined);
+      const key = await createApiKey(server.app.db, { merchantId: merchant.id, name, type, mode, role, ...(scopes && { scopes }) }, undefined, byOperator());
       ids[name] = key.id;
       plaintext[name] = key.key as string;
     };

@@ -4,6 +4,7 @@ import { SECRET_KEY_SCOPES, type Scope } from "../../server/keys/scopes";
 import { createMerchant, type Merchant } from "../../server/merchants/merchants";
 import { bootServer, type TestResponse, type TestServer } from "../support/harness";
 import { auth } from "../support/seed";
+import { byOperator } from "../../server/audit/audit-actor";
 
 /**
  * Key management over HTTP, every (caller role x mode x scopes) against every
@@ -107,6 +108,7 @@ describe("key management matrix", () => {
       server.app.db,
       { merchantId: merchant.id, name, type: spec.type, mode: spec.mode, role: spec.role, ...("scopes" in spec && { scopes: [...spec.scopes] }) },
       undefined,
+      byOperator(),
     );
     return { id: created.id, key: created.key as string, kind };
   }
@@ -118,8 +120,8 @@ describe("key management matrix", () => {
   }
 
   async function world(): Promise<World> {
-    const merchant = await createMerchant(server.app.db, "Matrix Merchant");
-    const other = await createMerchant(server.app.db, "Other Merchant");
+    const merchant = await createMerchant(server.app.db, "Matrix Merchant", byOperator());
+    const other = await createMerchant(server.app.db, "Other Merchant", byOperator());
     return {
       merchant,
       other,

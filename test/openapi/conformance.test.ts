@@ -2,6 +2,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { byOperator } from "../../server/audit/audit-actor";
 import { openApiPath, operationId } from "../../server/openapi/document";
 import { routeTable } from "../../server/openapi/route-table";
 import { putSecret } from "../../server/secrets/secret-store";
@@ -9,13 +10,37 @@ import { runCli } from "../support/cli";
 import { futureExpiry } from "../support/expiry";
 import { bootServer, type TestServer } from "../support/harness";
 import { CARDS, seedSandboxMerchant } from "../support/payments";
-import { auth } from "../support/seed";
+import { auth, liveSecretKey } from "../support/seed";
 
 type Json = Record<string, any>;
 type Method = "get" | "post" | "put" | "patch" | "delete";
 
 /** JSON pointer escaping of one reference token. */
 const token = (part: string) => part.replaceAll("~", "~0").replaceAll("/", "~1");
+
+/** The `data` of the first `count` server-sent events of `res`, then the connection is dropped. */
+async function readStreamItems(res: Response, count: number): Promise<unknown[]> {
+  const items: unknown[] = [];
+  const decoder = new TextDecoder();
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  let buffer = "";
+  try {
+    while (items.length < count) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const data = buffer.slice(0, end).split("\n").find((line) => line.startsWith("data: "));
+        buffer = buffer.slice(end + 2);
+        if (data) items.push(JSON.parse(data.slice("data: ".length)));
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return items;
+}
 
 describe("the OpenAPI document", () => {
   let server: TestServer;
@@ -28,7 +53,7 @@ describe("the OpenAPI document", () => {
   beforeAll(async () => {
     server = await bootServer({ env: { PAYGATE_WEBHOOK_TIMEOUT: "2s" } });
     m = await seedSandboxMerchant(server, "OpenAPI Shop");
-    await putSecret(server.app, "acme/mock", "mock-credential");
+    await putSecret(server.app, "acme/mock", "mock-credential", byOperator());
     const res = await server.request("/v1/openapi.json");
     expect(res.status).toBe(200);
     doc = await res.json();
@@ -51,7 +76,16 @@ describe("the OpenAPI document", () => {
   async function call(
     method: Method,
     template: string,
-    options: { params?: Record<string, string>; key?: string | null; body?: unknown; query?: string; idempotencyKey?: string | null; headers?: Record<string, string> } = {},
+    options: {
+      params?: Record<string, string>;
+      key?: string | null;
+      body?: unknown;
+      query?: string;
+      idempotencyKey?: string | null;
+      headers?: Record<string, string>;
+      /** For a stream: how many items to read (and validate) before hanging up. */
+      streamItems?: number;
+    } = {},
   ): Promise<{ status: number; body: any }> {
     const op = doc.paths[template]?.[method];
     expect(op, `${method.toUpperCase()} ${template} is not in the document`).toBeDefined();
@@ -61,9 +95,21 @@ describe("the OpenAPI document", () => {
     if (options.idempotencyKey === null) delete headers["idempotency-key"];
     Object.assign(headers, options.headers);
     const res = await server.request(path + (options.query ?? ""), { method: method.toUpperCase(), headers, ...(options.body !== undefined && { json: options.body }) });
+    const mediaType = (res.headers.get("content-type") ?? "").split(";")[0] as string;
+    const documented = op.responses[String(res.status)];
+    if (mediaType !== "application/json" && mediaType !== "") {
+      const where = `${method.toUpperCase()} ${path} answered ${res.status} ${mediaType}`;
+      expect(documented?.content?.[mediaType], `${where}: not documented`).toBeDefined();
+      const items = await readStreamItems(res, options.streamItems ?? 1);
+      expect(items.length, `${where}: fewer items than asked for`).toBeGreaterThanOrEqual(options.streamItems ?? 1);
+      const validate = validatorAt(`/paths/${token(template)}/${method}/responses/${res.status}/content/${token(mediaType)}/x-itemSchema`);
+      for (const item of items) expect(validate(item), `${where}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+      const statuses = seen.get(op.operationId) ?? new Set<number>();
+      seen.set(op.operationId, statuses.add(res.status));
+      return { status: res.status, body: items };
+    }
     const text = await res.text();
     const where = `${method.toUpperCase()} ${path} answered ${res.status} ${text.slice(0, 300)}`;
-    const documented = op.responses[String(res.status)];
     expect(documented, `${where}: status not documented`).toBeDefined();
     const pointer = `/paths/${token(template)}/${method}/responses/${res.status}/content/application~1json/schema`;
     const body = text === "" ? undefined : JSON.parse(text);
@@ -108,6 +154,15 @@ describe("the OpenAPI document", () => {
     expect(doc.paths["/admin/merchants/{merchantId}/connector-accounts/{caid}"].patch.parameters).toContainEqual(idempotency);
     expect(doc.paths["/v1/routing"].put.parameters ?? []).not.toContainEqual(idempotency);
     expect(doc.paths["/v1/payments/sale"].post.parameters).toContainEqual(expect.objectContaining({ name: "X-Connector-Account", in: "header", required: false }));
+    expect(doc.paths["/v1/test_data/reset"].post.parameters ?? []).not.toContainEqual(idempotency);
+  });
+
+  it("documents the event stream as server-sent events of the Event schema", () => {
+    const stream = doc.paths["/v1/events/stream"].get;
+    expect(Object.keys(stream.responses["200"].content)).toEqual(["text/event-stream"]);
+    expect(stream.responses["200"].content["text/event-stream"]["x-itemSchema"]).toEqual({ $ref: "#/components/schemas/Event" });
+    expect(stream.parameters).toContainEqual(expect.objectContaining({ name: "types", in: "query", required: false, schema: expect.objectContaining({ type: "string" }) }));
+    expect(stream.parameters).toContainEqual(expect.objectContaining({ name: "Last-Event-ID", in: "header", required: false }));
   });
 
   it("is what `paygate openapi` prints", async () => {
@@ -203,6 +258,26 @@ describe("the OpenAPI document", () => {
     expect((await call("get", "/v1/events/{id}", { params: { id: "evt_nope" } })).status).toBe(404);
     expect((await call("delete", "/v1/webhook_endpoints/{id}", byId)).status).toBe(200);
     expect((await call("get", "/v1/webhook_endpoints/{id}", byId)).status).toBe(404);
+
+    // The event stream: resumed after the oldest event listed, it sends the ones after it at once.
+    const oldest = (await call("get", "/v1/events", { query: "?limit=100" })).body.data.at(-1).id as string;
+    const streamed = (await call("get", "/v1/events/stream", { headers: { "last-event-id": oldest }, streamItems: 2 })).body;
+    expect(streamed.map((event: Json) => event.id)).not.toContain(oldest);
+    expect((await call("get", "/v1/events/stream", { query: "?types=payment.nope" })).status).toBe(400);
+    expect((await call("get", "/v1/events/stream", { headers: { "last-event-id": "not-an-event" } })).status).toBe(400);
+
+    // The audit log of what the admin and merchant keys did above.
+    const audit = (await call("get", "/admin/audit", { key: admin, query: `?limit=3&merchant=${merchantId}&since=2020-01-01T00:00:00Z` })).body;
+    expect(audit.data.length).toBe(3);
+    expect((await call("get", "/admin/audit", { key: admin, query: `?starting_after=${audit.data[2].id}` })).status).toBe(200);
+    expect((await call("get", "/admin/audit", { key: admin, query: "?merchant=mrc_nope" })).status).toBe(404);
+    expect((await call("get", "/admin/audit", { key: admin, query: "?since=yesterday" })).status).toBe(400);
+    expect((await call("get", "/admin/audit", { query: "?limit=1" })).status).toBe(403);
+
+    // Reset last: it deletes the merchant's test data the steps above made.
+    expect((await call("post", "/v1/test_data/reset", { key: await liveSecretKey(server, m.merchant.id), body: {} })).status).toBe(403);
+    const reset = (await call("post", "/v1/test_data/reset", { body: {} })).body;
+    expect(reset.deleted.payments).toBeGreaterThan(0);
 
     // What every operation shares: no key, and a body or an Idempotency-Key the pipeline refuses.
     for (const [template, ops] of Object.entries(doc.paths as Record<string, Record<Method, Json>>)) {

@@ -4,6 +4,7 @@ import { auth, liveSecretKey, seedMerchant } from "../support/seed";
 import { CARDS, paymentsClient, seedSandboxMerchant } from "../support/payments";
 import { putSecret } from "../../server/secrets/secret-store";
 import { expectError } from "../support/errors";
+import { byOperator } from "../../server/audit/audit-actor";
 
 describe("payments over HTTP (sandbox)", () => {
   let server: TestServer;
@@ -247,7 +248,7 @@ describe("payments over HTTP (sandbox)", () => {
     expect(await required()).not.toHaveProperty("available_accounts");
 
     const base = `/admin/merchants/${m.merchant.id}/connector-accounts`;
-    await putSecret(server.app, `undecided/${m.merchant.short_id}`, "mock-credential");
+    await putSecret(server.app, `undecided/${m.merchant.short_id}`, "mock-credential", byOperator());
     const create = async (label: string) =>
       (
         await server.request(base, {
@@ -302,7 +303,7 @@ describe("payments over HTTP (sandbox)", () => {
     const m = await seedSandboxMerchant(server, "Sandbox routing");
     const c = paymentsClient(server, m.secret);
     const token = await c.token();
-    await putSecret(server.app, `sandbox-routing/${m.merchant.short_id}`, JSON.stringify({ api_key: "sk_test_x", webhook_secret: "whsec_x" }));
+    await putSecret(server.app, `sandbox-routing/${m.merchant.short_id}`, JSON.stringify({ api_key: "sk_test_x", webhook_secret: "whsec_x" }), byOperator());
     const stripe = await (
       await server.request(`/admin/merchants/${m.merchant.id}/connector-accounts`, {
         method: "POST",

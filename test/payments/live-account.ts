@@ -3,6 +3,7 @@ import { putSecret } from "../../server/secrets/secret-store";
 import type { TestServer } from "../support/harness";
 import { paymentsClient } from "../support/payments";
 import { auth, seedMerchant } from "../support/seed";
+import { byOperator } from "../../server/audit/audit-actor";
 
 const ACCOUNTS = {
   stripe: { key_kind: "api_key", secret: { api_key: "sk_live_fake", webhook_secret: "whsec_fake" } },
@@ -13,7 +14,7 @@ const ACCOUNTS = {
 export async function liveMerchant(server: TestServer, connector: keyof typeof ACCOUNTS) {
   const live = await seedMerchant(server, `Live ${connector} shop`, "live");
   const { key_kind, secret } = ACCOUNTS[connector];
-  await putSecret(server.app, `live/${connector}`, JSON.stringify(secret));
+  await putSecret(server.app, `live/${connector}`, JSON.stringify(secret), byOperator());
   const created = await server.request(`/admin/merchants/${live.merchant.id}/connector-accounts`, {
     method: "POST",
     headers: auth(live.admin),

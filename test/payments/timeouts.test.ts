@@ -4,6 +4,7 @@ import { startStripeFake, type StripeFake } from "../fakes/stripe-fake";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
 import { paymentsClient } from "../support/payments";
+import { byOperator } from "../../server/audit/audit-actor";
 
 /** Live mode against the local Stripe fake: the processor hangs, the client retries. */
 describe("connector timeouts", () => {
@@ -15,7 +16,7 @@ describe("connector timeouts", () => {
     stripe = await startStripeFake();
     server = await bootServer({ env: { PAYGATE_STRIPE_BASE_URL: stripe.baseUrl, PAYGATE_CONNECTOR_TIMEOUT: "300ms" } });
     live = await seedMerchant(server, "Live shop", "live");
-    await putSecret(server.app, "live/stripe", JSON.stringify({ api_key: "sk_live_fake", webhook_secret: "whsec_fake" }));
+    await putSecret(server.app, "live/stripe", JSON.stringify({ api_key: "sk_live_fake", webhook_secret: "whsec_fake" }), byOperator());
     const created = await server.request(`/admin/merchants/${live.merchant.id}/connector-accounts`, {
       method: "POST",
       headers: auth(live.admin),

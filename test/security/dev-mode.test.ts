@@ -6,6 +6,7 @@ import { createMerchant } from "../../server/merchants/merchants";
 import { putSecret } from "../../server/secrets/secret-store";
 import { runCli } from "../support/cli";
 import { bootServer, freshDataDir, type TestServer } from "../support/harness";
+import { byOperator } from "../../server/audit/audit-actor";
 
 interface RawAnswer {
   status: number;
@@ -96,11 +97,11 @@ describe("development mode start", () => {
     const withKey = freshDataDir();
     const withAccount = freshDataDir();
     const seeding = [await bootServer({ dataDir: withKey }), await bootServer({ dataDir: withAccount })] as const;
-    const merchant = await createMerchant(seeding[0].app.db, "Live");
-    await createApiKey(seeding[0].app.db, { merchantId: merchant.id, name: "live", type: "secret", mode: "live", role: "merchant" }, undefined);
-    const other = await createMerchant(seeding[1].app.db, "Live");
-    await putSecret(seeding[1].app, "live/nmi", "security-key");
-    await createConnectorAccount(seeding[1].app, other, { connector_id: "nmi", mode: "live", key_kind: "security_key", label: "main", credential_ref: "secret://live/nmi", is_default: true });
+    const merchant = await createMerchant(seeding[0].app.db, "Live", byOperator());
+    await createApiKey(seeding[0].app.db, { merchantId: merchant.id, name: "live", type: "secret", mode: "live", role: "merchant" }, undefined, byOperator());
+    const other = await createMerchant(seeding[1].app.db, "Live", byOperator());
+    await putSecret(seeding[1].app, "live/nmi", "security-key", byOperator());
+    await createConnectorAccount(seeding[1].app, other, { connector_id: "nmi", mode: "live", key_kind: "security_key", label: "main", credential_ref: "secret://live/nmi", is_default: true }, undefined, byOperator());
     for (const server of seeding) await server.close();
 
     for (const data of [withKey, withAccount]) {

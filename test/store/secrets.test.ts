@@ -3,6 +3,7 @@ import { Cipher } from "../../server/secrets/cipher";
 import { putSecret, resolveCredential } from "../../server/secrets/secret-store";
 import { migrate, openStore, type Store } from "../../store/database";
 import { freshDataDir } from "../support/harness";
+import { byOperator } from "../../server/audit/audit-actor";
 
 describe("secret versions written concurrently", () => {
   let first: Store;
@@ -22,7 +23,7 @@ describe("secret versions written concurrently", () => {
   it("gives two connections distinct versions and loses none", async () => {
     // Two connections, as two processes would have: their reads of the latest
     // version and their inserts interleave at every await.
-    const puts = Array.from({ length: 40 }, (_, i) => putSecret({ db: (i % 2 === 0 ? first : second).db, cipher }, "acme/nmi", `value-${i}`));
+    const puts = Array.from({ length: 40 }, (_, i) => putSecret({ db: (i % 2 === 0 ? first : second).db, cipher }, "acme/nmi", `value-${i}`, byOperator()));
     const versions = await Promise.all(puts);
     expect([...versions].sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     const rows = await first.db.selectFrom("secrets").select(["version", "ciphertext"]).where("path", "=", "acme/nmi").execute();

@@ -49,7 +49,7 @@ export function startCliServer(args: string[], options: { env?: Record<string, s
     }, 15_000);
     const onData = (d: Buffer) => {
       out += d;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
+      const match = /listening on (https?:\/\/\S+)/.exec(out);
       if (match) {
         clearTimeout(timer);
         resolvePromise({

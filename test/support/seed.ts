@@ -2,6 +2,7 @@ import { createApiKey } from "../../server/keys/api-keys";
 import type { Mode } from "../../server/connectors/connector";
 import { createMerchant, type Merchant } from "../../server/merchants/merchants";
 import type { TestServer } from "./harness";
+import { byOperator } from "../../server/audit/audit-actor";
 
 export interface SeededMerchant {
   merchant: Merchant;
@@ -14,9 +15,9 @@ export interface SeededMerchant {
 /** A merchant with a secret, a publishable and an admin key, made through the real services. */
 export async function seedMerchant(server: TestServer, name = "Test Merchant", mode: Mode = "test"): Promise<SeededMerchant> {
   const db = server.app.db;
-  const merchant = await createMerchant(db, name);
+  const merchant = await createMerchant(db, name, byOperator());
   const make = (type: "secret" | "publishable", role: "merchant" | "admin") =>
-    createApiKey(db, { merchantId: merchant.id, name: `${type}-${role}`, type, mode, role }, undefined);
+    createApiKey(db, { merchantId: merchant.id, name: `${type}-${role}`, type, mode, role }, undefined, byOperator());
   const secret = await make("secret", "merchant");
   const publishable = await make("publishable", "merchant");
   const admin = await make("secret", "admin");
@@ -30,10 +31,11 @@ export function auth(key: string, idempotencyKey: string = `idem-${Date.now()}-$
 }
 
 /**
- * A live secret key for `merchantId`, minted as the operator does (the CLI): no test
- * key, admin included, may mint a live one over the API.
+ * A live secret key for `merchantId` (role `admin` for the admin API's live accounts),
+ * minted as the operator does (the CLI): no test key, admin included, may mint a live
+ * one over the API.
  */
-export async function liveSecretKey(server: TestServer, merchantId: string): Promise<string> {
-  const key = await createApiKey(server.app.db, { merchantId, name: "live", type: "secret", mode: "live", role: "merchant" }, undefined);
+export async function liveSecretKey(server: TestServer, merchantId: string, role: "merchant" | "admin" = "merchant"): Promise<string> {
+  const key = await createApiKey(server.app.db, { merchantId, name: `live ${role}`, type: "secret", mode: "live", role }, undefined, byOperator());
   return key.key as string;
 }

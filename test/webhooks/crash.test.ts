@@ -8,6 +8,7 @@ import { startWebhookReceiver, type WebhookReceiver } from "../fakes/webhook-rec
 import { startCliServer, type CliServer } from "../support/cli";
 import { freshDataDir, testEnv } from "../support/harness";
 import { writeEvent } from "./support";
+import { byOperator } from "../../server/audit/audit-actor";
 
 /**
  * `paygate serve` as a child process, killed with SIGKILL while deliveries are in flight
@@ -25,9 +26,9 @@ describe("delivery survives a crash", () => {
     store = openStore(dataDir);
     await migrate(store.db);
     receiver = await startWebhookReceiver();
-    merchantId = (await createMerchant(store.db, "Crash Merchant")).id;
+    merchantId = (await createMerchant(store.db, "Crash Merchant", byOperator())).id;
     const cipher = new Cipher(Buffer.from(testEnv().PAYGATE_MASTER_KEY as string, "base64"));
-    await createEndpoint(store.db, cipher, { merchantId, mode: "test" }, { url: receiver.url, event_types: ["*"] }, undefined);
+    await createEndpoint(store.db, cipher, { merchantId, mode: "test" }, { url: receiver.url, event_types: ["*"] }, undefined, byOperator());
   });
   afterAll(async () => {
     await server?.stop("SIGKILL");
