@@ -53,7 +53,6 @@ function sortableId(prefix: string): string {
 }
 export const newEventId = (): string => sortableId("evt_");
 export const newAuditId = (): string => sortableId("aud_");
-export const newRefundId = (): string => `re_${randomAlphanumeric(24)}`;
 export const newWebhookEndpointId = (): string => `we_${randomAlphanumeric(16)}`;
 export const newDeliveryId = (): string => `whd_${randomAlphanumeric(20)}`;
 export const newAttemptId = (): string => `wha_${randomAlphanumeric(20)}`;

@@ -121,6 +121,10 @@ export async function paymentExists(db: Db, id: string): Promise<boolean> {
   return (await db.selectFrom("payments").select("id").where("id", "=", id).executeTakeFirst()) !== undefined;
 }
 
+export async function refundExists(db: Db, id: string): Promise<boolean> {
+  return (await db.selectFrom("refunds").select("id").where("id", "=", id).executeTakeFirst()) !== undefined;
+}
+
 export async function insertRefund(trx: Trx, row: RefundRow): Promise<void> {
   await trx.insertInto("refunds").values(row).execute();
 }

@@ -55,10 +55,23 @@ export function inDoubtReferences(writes: GroupCommit, connectorId: ConnectorId)
 /**
  * The processor-side idempotency key: the same API key and Idempotency-Key always
  * give the same reference, so a client's retry after a timeout cannot charge twice.
+ * A follow-on's names its payment too: a key reused (after its record expired) on
+ * another payment must never replay that payment's answer at the processor.
  */
-export function processorReference(actor: Actor, idempotencyKey: string | undefined, operation: string): string {
-  const digest = createHash("sha256").update(`${actor.apiKeyId}\n${operation}\n${idempotencyKey ?? ""}`).digest("hex");
+export function processorReference(actor: Actor, idempotencyKey: string | undefined, operation: string, paymentId?: string): string {
+  const digest = createHash("sha256")
+    .update(`${actor.apiKeyId}\n${operation}\n${idempotencyKey ?? ""}${paymentId === undefined ? "" : `\n${paymentId}`}`)
+    .digest("hex");
   return `pg${digest.slice(0, 30)}`;
+}
+
+/**
+ * A refund's id, derived from its processor reference like a payment's: a refund
+ * request reused after its idempotency record expired finds its refund already there
+ * and is refused before the processor is asked again.
+ */
+export function refundIdFor(reference: string): string {
+  return `re_${createHash("sha256").update(`${reference}\nrefund`).digest("hex").slice(0, 24)}`;
 }
 
 /**

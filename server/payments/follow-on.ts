@@ -1,14 +1,14 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { claimPayment, findPayment, holdClaimInDoubt, insertRefund, releaseClaim, settleClaim } from "../../store/payments";
+import { claimPayment, findPayment, holdClaimInDoubt, insertRefund, refundExists, releaseClaim, settleClaim } from "../../store/payments";
 import type { PaymentRow } from "../../store/schema";
 import type { AppContext } from "../app-context";
 import { selectAccountForFollowOn } from "../accounts/select-account";
 import type { ConnectorResult, FollowOnRequest } from "../connectors/connector";
 import { ApiError, errors } from "../errors";
 import { recordEvent } from "../events/record-event";
-import { isoNow, newRefundId } from "../ids";
+import { isoNow } from "../ids";
 import type { Actor } from "../keys/actor";
-import { prepareCall, processorReference, throwIfUncertain, type PreparedCall } from "./connector-call";
+import { prepareCall, processorReference, refundIdFor, throwIfUncertain, type PreparedCall } from "./connector-call";
 import type { WriteContext } from "./create-payment";
 import { toPayment, type Payment } from "./payment";
 import type { FollowOnInput } from "./payment-input";
@@ -129,7 +129,10 @@ export async function followOn(app: AppContext, actor: Actor, operation: FollowO
   const first = await readPayment(app, actor, input.payment_id);
   const account = await selectAccountForFollowOn(app.db, actor, first.connector_account_id, { body: input.connector_account, header: ctx.headerSelector });
   const prepared = await prepareCall(app, actor, account);
-  const reference = processorReference(actor, ctx.idempotencyKey, operation);
+  const reference = processorReference(actor, ctx.idempotencyKey, operation, first.id);
+  if (operation === "refund" && (await refundExists(app.db, refundIdFor(reference)))) {
+    throw new ApiError(409, "idempotency_key_reused", "This Idempotency-Key already refunded this payment; use a new key for a new refund.", { param: "payment_id" });
+  }
   const { row, payment, amount } = await claim(app, actor, operation, input, reference, first);
 
   const result = await call(app, operation, prepared, {
@@ -159,7 +162,7 @@ export async function followOn(app: AppContext, actor: Actor, operation: FollowO
       throw errors.internal();
     }
     if (operation === "refund") {
-      await insertRefund(trx, { id: newRefundId(), payment_id: payment.id, amount, reason: input.reason ?? null, connector_refund_id: result.transactionId, created_at: now });
+      await insertRefund(trx, { id: refundIdFor(reference), payment_id: payment.id, amount, reason: input.reason ?? null, connector_refund_id: result.transactionId, created_at: now });
     }
     const after = await getPayment(trx, actor, payment.id, "payment_id");
     await recordEvent(trx, { merchantId: actor.merchantId, mode: actor.mode, type: rule.event, paymentId: payment.id, data: { ...after } });

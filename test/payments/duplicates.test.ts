@@ -47,4 +47,37 @@ describe("a reused Idempotency-Key on a new payment", () => {
     expect((await reused.json()).error.code).toBe("idempotency_key_reused");
     expect(stripe.requests.length).toBe(sent);
   });
+
+  it("on a refund, after its record expired, answers 409 idempotency_key_reused: the refund is not paid twice", async () => {
+    const sale = await (await shop.client.sale({ amount: 1000, gateway_token: shop.token })).json();
+    const refund = () => shop.client.refund({ payment_id: sale.id, amount: 100 }, { "idempotency-key": "expiring-refund" });
+    expect((await refund()).status).toBe(200);
+    await server.app.db.updateTable("idempotency_keys").set({ expires_at: 0 }).where("key", "=", "expiring-refund").execute();
+    expect(await purgeExpiredIdempotencyKeys(server.app.db, Date.now())).toBe(1);
+    const sent = stripe.requests.length;
+
+    const reused = await refund();
+    expect(reused.status).toBe(409);
+    expect((await reused.json()).error).toMatchObject({ code: "idempotency_key_reused", param: "payment_id" });
+    expect(stripe.requests.length).toBe(sent);
+    const after = await (await shop.client.get(sale.id)).json();
+    expect(after).toMatchObject({ amount_refunded: 100, status: "partially_refunded" });
+    expect(after.refunds).toHaveLength(1);
+  });
+
+  it("gives a follow-on a processor reference of its own payment: a key reused after expiry on another payment is a new request", async () => {
+    const refs: unknown[] = [];
+    for (const amount of [700, 800]) {
+      const sale = await (await shop.client.sale({ amount, gateway_token: shop.token })).json();
+      const sent = stripe.requests.length;
+      const refund = await shop.client.refund({ payment_id: sale.id, amount: 50 }, { "idempotency-key": "one-refund-key" });
+      expect(refund.status).toBe(200);
+      expect(refund.headers.get("idempotent-replayed")).toBeNull();
+      refs.push(stripe.requests.slice(sent).map((r) => r.headers["idempotency-key"]));
+      await server.app.db.updateTable("idempotency_keys").set({ expires_at: 0 }).where("key", "=", "one-refund-key").execute();
+      await purgeExpiredIdempotencyKeys(server.app.db, Date.now());
+    }
+    expect((refs[0] as unknown[]).length).toBeGreaterThan(0);
+    expect(refs[0]).not.toEqual(refs[1]);
+  });
 });
