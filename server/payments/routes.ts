@@ -68,9 +68,10 @@ export function paymentRoutes(app: AppContext): Route[] {
       responses: { 200: paymentSchema },
       errors: {
         ...ACCOUNT_AND_PROCESSOR,
-        400: ["amount_too_large"],
+        400: [...(ACCOUNT_AND_PROCESSOR[400] ?? []), "amount_too_large"],
         404: ["payment_intent_not_found"],
-        409: [...(ACCOUNT_AND_PROCESSOR[409] ?? []), "invalid_state_transition"],
+        // A refund's Idempotency-Key reused after its record expired (follow-on.ts).
+        409: [...(ACCOUNT_AND_PROCESSOR[409] ?? []), "invalid_state_transition", ...(operation === "refund" ? ["idempotency_key_reused"] : [])],
       },
       handle: (req) => followOn(app, req.actor, operation, req.body, writeContext(req)),
       present: (payment) => json(200, payment),

@@ -231,6 +231,7 @@ describe("the OpenAPI document", () => {
     expect((await call("post", "/v1/payments/void", { body: { payment_id: authorized.id } })).status).toBe(409);
     const toVoid = (await call("post", "/v1/payments/authorize", { body: { amount: 500, currency: "usd", capture_method: "manual", gateway_token: await token() } })).body;
     expect((await call("post", "/v1/payments/void", { body: { payment_id: toVoid.id } })).status).toBe(200);
+    expect((await call("post", "/v1/payments/refund", { body: { payment_id: authorized.id, amount: 100 }, headers: { "x-connector-account": "not-an-account" } })).body.error.code).toBe("invalid_connector_account");
     const viaHeader = { "x-connector-account": m.accountShortId };
     expect((await call("post", "/v1/payments/sale", { body: { amount: 700, currency: "usd", gateway_token: await token() }, headers: viaHeader })).status).toBe(201);
     expect((await call("post", "/v1/payments/sale", { body: { amount: 700, currency: "usd", gateway_token: await token(CARDS.generic_decline) } })).status).toBe(502);
