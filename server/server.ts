@@ -1,4 +1,4 @@
-import { toNodeHandler } from "h3";
+import { toNodeHandler, type NodeHandler } from "h3";
 import type { AppContext } from "./app-context";
 import { MemoryCache } from "./cache/memory-cache";
 import type { Config } from "./config";
@@ -17,7 +17,7 @@ import { Cipher } from "./secrets/cipher";
 import { loadMasterKey } from "./secrets/master-key";
 import { webhookRoutes } from "./webhooks/routes";
 import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
-import { listenOn, type Listening } from "./http/listen";
+import { listenOn } from "./http/listen";
 import { createRouter } from "./http/router";
 import type { Route } from "./http/route";
 import { createLoggers, type Loggers } from "./logger";
@@ -71,20 +71,26 @@ export interface StartOptions {
   routes?: (app: AppContext) => Route[];
 }
 
+/**
+ * Binds the port first, so a failed start (port taken) creates nothing in the data
+ * dir; requests that arrive before the app is ready wait for it. Resolves once ready.
+ */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   if (config.devMode) assertDevModeAllowed(config);
-  const app = await createAppContext(config, options.loggers);
+  let ready!: (handler: NodeHandler) => void;
+  const handler = new Promise<NodeHandler>((resolve) => (ready = resolve));
+  const listening = await listenOn((req, res) => handler.then((serve) => serve(req, res)), config.host, config.port);
+  let app: AppContext;
+  try {
+    app = await createAppContext(config, options.loggers);
+  } catch (error) {
+    await listening.close(0);
+    throw error;
+  }
   scheduleIdempotencyPurge(app);
   app.webhooks = startWebhookDelivery(app);
   app.closers.unshift(() => app.webhooks.stop());
-  const h3 = createRouter(app, (options.routes ?? allRoutes)(app));
-  let listening: Listening;
-  try {
-    listening = await listenOn(toNodeHandler(h3), config.host, config.port);
-  } catch (error) {
-    await closeAppContext(app);
-    throw error;
-  }
+  ready(toNodeHandler(createRouter(app, (options.routes ?? allRoutes)(app))));
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   let closing: Promise<void> | undefined;
   const close = () => {

@@ -1,8 +1,11 @@
 import type { Command } from "commander";
+import type { Db } from "../../store/database";
 import { loadConfig, type ConfigFlags } from "../../server/config";
 import { PortInUseError } from "../../server/http/listen";
 import { startServer } from "../../server/server";
+import { storeCounts } from "../../server/status/store-status";
 import { OperationError } from "../exit";
+import { writeServerFile } from "../server-file";
 
 interface ServeFlags extends ConfigFlags {}
 
@@ -24,6 +27,18 @@ export function onShutdownSignal(stop: () => Promise<void>): Promise<void> {
   });
 }
 
+/** On a store without a merchant or key, the two commands that make them. */
+async function printSetupHint(db: Db, dataDir: string): Promise<void> {
+  const counts = await storeCounts(db);
+  if (counts.merchants > 0 && counts.api_keys > 0) return;
+  const data = JSON.stringify(dataDir);
+  process.stdout.write(
+    `paygate: no ${counts.merchants === 0 ? "merchant or API key" : "API key"} exists yet; make them with\n` +
+      `  paygate merchants create --data ${data} --name "My shop"\n` +
+      `  paygate keys create --data ${data} --merchant <merchant id> --name backend\n`,
+  );
+}
+
 export function registerServe(program: Command): void {
   program
     .command("serve")
@@ -42,8 +57,11 @@ export function registerServe(program: Command): void {
         if (error instanceof PortInUseError) throw new OperationError(error.message);
         throw error;
       }
+      const removeServerFile = writeServerFile(config.dataDir, server.url);
       const stopped = onShutdownSignal(server.close);
       process.stdout.write(`paygate listening on ${server.url}\n`);
+      if (!config.devMode) await printSetupHint(server.app.db, config.dataDir);
       await stopped;
+      removeServerFile();
     });
 }
