@@ -1,4 +1,4 @@
-import { Command, CommanderError } from "commander";
+import { Command, CommanderError, Help, type Option } from "commander";
 import { VERSION } from "../server/app-context";
 import { registerAccounts } from "./commands/accounts";
 import { registerKeys } from "./commands/keys";
@@ -8,6 +8,10 @@ import { registerSandbox } from "./commands/sandbox";
 import { registerSecrets } from "./commands/secrets";
 import { registerServe } from "./commands/serve";
 import { registerWebhooks } from "./commands/webhooks";
+import { registerEndpoints } from "./commands/endpoints";
+import { registerPayments } from "./commands/payments";
+import { registerRouting } from "./commands/routing";
+import { registerStatus } from "./commands/status";
 import { EXIT_USAGE, fail } from "./exit";
 
 export function buildProgram(): Command {
@@ -15,7 +19,9 @@ export function buildProgram(): Command {
     .description("A self-hostable payment gateway in one executable")
     .version(VERSION, "-v, --version")
     .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    // Commander does not mark .requiredOption() in the help; every subcommand inherits this.
+    .configureHelp({ optionDescription: (option: Option) => `${new Help().optionDescription(option)}${option.mandatory ? " (required)" : ""}` });
   registerServe(program);
   registerSandbox(program);
   registerMigrate(program);
@@ -24,6 +30,10 @@ export function buildProgram(): Command {
   registerAccounts(program);
   registerSecrets(program);
   registerWebhooks(program);
+  registerPayments(program);
+  registerEndpoints(program);
+  registerRouting(program);
+  registerStatus(program);
   return program;
 }
 

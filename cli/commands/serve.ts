@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { Db } from "../../store/database";
-import { loadConfig, type ConfigFlags } from "../../server/config";
+import { DEFAULT_RETRY_SCHEDULE, loadConfig, type ConfigFlags } from "../../server/config";
 import { PortInUseError } from "../../server/http/listen";
 import { startServer } from "../../server/server";
 import { storeCounts } from "../../server/status/store-status";
@@ -39,10 +39,27 @@ async function printSetupHint(db: Db, dataDir: string): Promise<void> {
   );
 }
 
+/** Settings with no flag: `serve --help` lists them, since nothing else on the command line shows them. */
+const ENVIRONMENT_ONLY = `
+Settings from the environment only:
+  PAYGATE_MASTER_KEY                 base64 of 32 bytes; else <data>/master.key (created once)
+  PAYGATE_ENV / NODE_ENV             "production" refuses --dev
+  PAYGATE_DEV_MODE                   1 = --dev
+  PAYGATE_RATE_LIMIT                 <per second>[:<burst>] per API key, 0 = off (default 100:200)
+  PAYGATE_WEBHOOK_RETRY_SCHEDULE     delays between webhook attempts (default ${DEFAULT_RETRY_SCHEDULE})
+  PAYGATE_WEBHOOK_TIMEOUT            per webhook attempt
+  PAYGATE_CONNECTOR_TIMEOUT          per processor call
+  PAYGATE_BUSY_TIMEOUT               wait for another process's database lock (default 5s, at most 60s)
+  PAYGATE_IDEMPOTENCY_TTL            how long an Idempotency-Key's answer is kept
+  PAYGATE_IDEMPOTENCY_LOCK_TIMEOUT   when an in-flight key of a dead process is taken over
+  PAYGATE_<STRIPE|TSYS|NMI>_BASE_URL a processor's base URL (default its production host)
+`;
+
 export function registerServe(program: Command): void {
   program
     .command("serve")
     .description("Run the gateway's HTTP API")
+    .addHelpText("after", ENVIRONMENT_ONLY)
     .option("--host <host>", "listen address (default 127.0.0.1, env PAYGATE_HOST)")
     .option("--port <port>", "listen port, 0 picks a free one (default 8080, env PAYGATE_PORT)")
     .option("--data <dir>", "data directory (default ./paygate-data, env PAYGATE_DATA_DIR)")
