@@ -96,4 +96,18 @@ describe("every shell command in the README runs as written", () => {
       expect(output, `API error from the README block at line ${line}`).not.toMatch(/"error":\{"type"/);
     }
   }, 120_000);
+
+  it("the CI recipe fails fast, with the log, when the sandbox cannot start", async () => {
+    const recipe = blocks.find((b) => b.code.includes("paygate sandbox --json --port 0"));
+    expect(recipe).toBeDefined();
+    const broken = join(work, "broken-bin");
+    mkdirSync(broken);
+    writeFileSync(join(broken, "paygate"), '#!/bin/sh\necho "paygate: port 8080 on 127.0.0.1 is already in use" >&2\nexit 1\n');
+    chmodSync(join(broken, "paygate"), 0o755);
+    const started = Date.now();
+    const result = await run("bash", ["-c", (recipe as Block).code], { cwd: freshDataDir(), env: { PATH: `${broken}:${process.env.PATH}`, HOME: process.env.HOME } });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain("already in use");
+    expect(Date.now() - started).toBeLessThan(10_000);
+  }, 30_000);
 });
