@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { Command } from "commander";
 import type { AppContext } from "../server/app-context";
 import type { Mode } from "../server/connectors/connector";
 import { ApiError } from "../server/errors";
@@ -22,7 +23,7 @@ export interface MerchantFlags {
 }
 
 /** `--merchant` and `--mode` (test|live, default test), which merchant-scoped commands take. */
-export function merchantOptions<T extends { requiredOption: (...a: string[]) => T; option: (...a: string[]) => T }>(command: T): T {
+export function merchantOptions(command: Command): Command {
   return command.requiredOption("--merchant <id>", "merchant UUID or mrc_ short id").option("--mode <mode>", "test or live", "test");
 }
 

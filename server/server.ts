@@ -77,9 +77,11 @@ export interface StartOptions {
  */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   if (config.devMode) assertDevModeAllowed(config);
+  let serve: NodeHandler | undefined;
   let ready!: (handler: NodeHandler) => void;
-  const handler = new Promise<NodeHandler>((resolve) => (ready = resolve));
-  const listening = await listenOn((req, res) => handler.then((serve) => serve(req, res)), config.host, config.port);
+  const whenReady = new Promise<NodeHandler>((resolve) => (ready = resolve));
+  // Once ready, a request goes straight to the router: no promise hop on the hot path.
+  const listening = await listenOn((req, res) => (serve ? serve(req, res) : whenReady.then((handler) => handler(req, res))), config.host, config.port);
   let app: AppContext;
   try {
     app = await createAppContext(config, options.loggers);
@@ -90,7 +92,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   scheduleIdempotencyPurge(app);
   app.webhooks = startWebhookDelivery(app);
   app.closers.unshift(() => app.webhooks.stop());
-  ready(toNodeHandler(createRouter(app, (options.routes ?? allRoutes)(app))));
+  serve = toNodeHandler(createRouter(app, (options.routes ?? allRoutes)(app)));
+  ready(serve);
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   let closing: Promise<void> | undefined;
   const close = () => {
