@@ -7,7 +7,7 @@ import { json, route, type Route } from "../http/route";
 import { parse } from "../http/validate";
 import { getMerchantRouting, setMerchantRouting } from "./routing";
 
-const putBody = z.strictObject({ connectors: z.array(z.enum(CONNECTOR_IDS as [ConnectorId, ...ConnectorId[]])).max(CONNECTOR_IDS.length) });
+export const putBody = z.strictObject({ connectors: z.array(z.enum(CONNECTOR_IDS as [ConnectorId, ...ConnectorId[]])).max(CONNECTOR_IDS.length) });
 
 /** `GET/PUT /v1/routing`: the calling key's merchant and mode. */
 export function routingRoutes(app: AppContext): Route[] {
