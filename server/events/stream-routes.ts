@@ -1,3 +1,4 @@
+import { readingPayments } from "./routes";
 import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { errors } from "../errors";
@@ -27,7 +28,8 @@ export function eventStreamRoutes(app: AppContext): Route[] {
         const { types } = parse(streamQuery, { types: typesText ? typesText.split(",").map((t) => t.trim()) : [] });
         const after = req.headers.get("last-event-id") ?? undefined;
         if (after !== undefined && !EVENT_ID.test(after)) throw errors.invalid("Last-Event-ID", "Last-Event-ID must be an event id (evt_…).");
-        return eventStream(app.db, { owner: { merchantId: req.actor.merchantId, mode: req.actor.mode }, types, after });
+        const actor = readingPayments(req.actor);
+        return eventStream(app.db, { owner: { merchantId: actor.merchantId, mode: actor.mode }, types, after });
       },
       present: (stream) => ({ status: 200, headers: { "content-type": "text/event-stream; charset=utf-8", "x-accel-buffering": "no" }, stream }),
     }),

@@ -57,7 +57,7 @@ describe("every shell command in the README runs as written", () => {
     const base = { PATH: `${bin}:${process.env.PATH}`, HOME: process.env.HOME };
     const child = spawn(join(bin, "paygate"), ["sandbox", "--json", "--port", "0", "--data", data], { env: base, cwd: work });
     sandbox = child;
-    const info = await new Promise<{ base_url: string; keys: { secret: string; publishable: string } }>((done, reject) => {
+    const info = await new Promise<{ base_url: string; keys: { secret: string; publishable: string; admin: string }; merchant: { short_id: string } }>((done, reject) => {
       let out = "";
       const timer = setTimeout(() => reject(new Error(`sandbox did not start: ${out}`)), 15_000);
       child.stdout?.on("data", (d) => {
