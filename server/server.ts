@@ -1,3 +1,5 @@
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { toNodeHandler, type NodeHandler } from "h3";
 import type { AppContext } from "./app-context";
 import { MemoryCache } from "./cache/memory-cache";
@@ -15,7 +17,7 @@ import { Authenticator } from "./keys/authenticator";
 import { keyRoutes } from "./keys/routes";
 import { merchantRoutes } from "./merchants/routes";
 import { Cipher } from "./secrets/cipher";
-import { loadMasterKey } from "./secrets/master-key";
+import { loadMasterKey, MASTER_KEY_FILE } from "./secrets/master-key";
 import { checkMasterKey } from "./secrets/master-key-check";
 import { settleInterruptedRotation } from "./secrets/rotate-master-key";
 import { webhookRoutes } from "./webhooks/routes";
@@ -59,6 +61,8 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   await migrate(store.db);
   const cache = new MemoryCache();
   let cipher: Cipher;
+  const keyFile = join(config.dataDir, MASTER_KEY_FILE);
+  const keyFileWasThere = existsSync(keyFile);
   try {
     await settleInterruptedRotation(store.db, config);
     cipher = new Cipher(loadMasterKey(config));
@@ -66,6 +70,9 @@ export async function createAppContext(config: Config, loggers: Loggers = create
     if (config.devMode) await assertNoLiveAccess(store.db, config.dataDir);
   } catch (error) {
     await store.close();
+    // A key made just now for a store whose data needs another (a restore without its
+    // master.key) must not stay behind looking like the right one.
+    if (!config.masterKey && !keyFileWasThere) rmSync(keyFile, { force: true });
     throw error;
   }
   const devActor = config.devMode ? await devModeActor({ db: store.db, cipher }, DEV_SEEDERS) : undefined;
