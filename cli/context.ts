@@ -3,6 +3,7 @@ import type { AppContext } from "../server/app-context";
 import { loadConfig } from "../server/config";
 import { createLoggers } from "../server/logger";
 import { closeAppContext, createAppContext } from "../server/server";
+import { requireExistingStore } from "../store/database";
 
 export interface DataFlags {
   data?: string;
@@ -18,10 +19,12 @@ export function withCommonOptions(command: Command): Command {
 
 /**
  * Runs a command against the same store and services as the server: the CLI is a
- * second front door, never a second implementation. Logs go to stderr.
+ * second front door, never a second implementation. Logs go to stderr. Only `serve`,
+ * `sandbox` and `migrate` create a store; these commands refuse a missing one.
  */
 export async function withApp<T>(flags: DataFlags, fn: (app: AppContext) => Promise<T>): Promise<T> {
   const config = loadConfig({ data: flags.data }, { ...process.env, PAYGATE_DEV_MODE: "" });
+  requireExistingStore(config.dataDir);
   const app = await createAppContext(config, createLoggers(config.logLevel === "info" ? "warn" : config.logLevel, 2));
   try {
     return await fn(app);

@@ -7,10 +7,19 @@ export function printResult(json: boolean | undefined, value: unknown, rows: rea
   printTable(rows, columns);
 }
 
+/**
+ * Names, labels and descriptions come from API callers: a control character in one
+ * (ESC, CR, LF) would drive the operator's terminal, clear it or forge a table row.
+ * They are shown escaped, as JSON would show them.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 function cell(value: unknown): string {
   if (value === null || value === undefined) return "-";
-  if (Array.isArray(value)) return value.join(",");
-  return String(value);
+  if (Array.isArray(value)) return printable(value.join(","));
+  return printable(String(value));
 }
 
 export function printTable(rows: readonly object[], columns: string[]): void {

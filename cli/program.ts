@@ -1,4 +1,4 @@
-import { Command, CommanderError } from "commander";
+import { Command, CommanderError, Help, type Option } from "commander";
 import { VERSION_LINE } from "../server/health/runtime";
 import { registerAccounts } from "./commands/accounts";
 import { registerAudit } from "./commands/audit";
@@ -18,6 +18,10 @@ import { registerListen } from "./commands/listen";
 import { registerTrigger } from "./commands/trigger";
 import { registerEvents } from "./commands/events";
 import { registerReset } from "./commands/reset";
+import { registerEndpoints } from "./commands/endpoints";
+import { registerPayments } from "./commands/payments";
+import { registerRouting } from "./commands/routing";
+import { registerStatus } from "./commands/status";
 import { EXIT_USAGE, fail } from "./exit";
 
 export function buildProgram(): Command {
@@ -25,7 +29,9 @@ export function buildProgram(): Command {
     .description("A self-hostable payment gateway in one executable")
     .version(VERSION_LINE, "-v, --version")
     .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    // Commander does not mark .requiredOption() in the help; every subcommand inherits this.
+    .configureHelp({ optionDescription: (option: Option) => `${new Help().optionDescription(option)}${option.mandatory ? " (required)" : ""}` });
   registerServe(program);
   registerSandbox(program);
   registerMigrate(program);
@@ -43,6 +49,10 @@ export function buildProgram(): Command {
   registerTrigger(program);
   registerEvents(program);
   registerReset(program);
+  registerPayments(program);
+  registerEndpoints(program);
+  registerRouting(program);
+  registerStatus(program);
   registerOpenApi(program);
   return program;
 }

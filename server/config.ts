@@ -152,7 +152,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   }
   const host = flags.host ?? env.PAYGATE_HOST ?? "127.0.0.1";
   if (host.trim() === "") throw new ConfigError(flags.host ? "--host" : "PAYGATE_HOST", "must not be empty");
-  const production = env.PAYGATE_ENV === "production" || env.NODE_ENV === "production";
+  const production = [env.PAYGATE_ENV, env.NODE_ENV].some((value) => value?.trim().toLowerCase() === "production");
   const connectorBaseUrls: Partial<Record<string, string>> = {};
   for (const processor of LIVE_PROCESSORS) {
     const name = `PAYGATE_${processor.toUpperCase()}_BASE_URL`;

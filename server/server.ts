@@ -1,4 +1,6 @@
-import { toNodeHandler } from "h3";
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { toNodeHandler, type NodeHandler } from "h3";
 import type { AppContext } from "./app-context";
 import { MemoryCache } from "./cache/memory-cache";
 import type { Config } from "./config";
@@ -15,7 +17,7 @@ import { Authenticator } from "./keys/authenticator";
 import { keyRoutes } from "./keys/routes";
 import { merchantRoutes } from "./merchants/routes";
 import { Cipher } from "./secrets/cipher";
-import { loadMasterKey } from "./secrets/master-key";
+import { loadMasterKey, MASTER_KEY_FILE } from "./secrets/master-key";
 import { checkMasterKey } from "./secrets/master-key-check";
 import { settleInterruptedRotation } from "./secrets/rotate-master-key";
 import { webhookRoutes } from "./webhooks/routes";
@@ -26,7 +28,7 @@ import { openApiRoutes } from "./openapi/routes";
 import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
 import { selfAddress } from "./webhooks/url-policy";
 import { FINGERPRINT_KEY_LABEL } from "./http/idempotency";
-import { listenOn, readTls, type Listening } from "./http/listen";
+import { listenOn, readTls } from "./http/listen";
 import { createRouter } from "./http/router";
 import type { Route } from "./http/route";
 import { createLoggers, type Loggers } from "./logger";
@@ -63,6 +65,8 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   await migrate(store.db);
   const cache = new MemoryCache();
   let cipher: Cipher;
+  const keyFile = join(config.dataDir, MASTER_KEY_FILE);
+  const keyFileWasThere = existsSync(keyFile);
   try {
     await settleInterruptedRotation(store.db, config);
     cipher = new Cipher(loadMasterKey(config));
@@ -70,6 +74,9 @@ export async function createAppContext(config: Config, loggers: Loggers = create
     if (config.devMode) await assertNoLiveAccess(store.db, config.dataDir);
   } catch (error) {
     await store.close();
+    // A key made just now for a store whose data needs another (a restore without its
+    // master.key) must not stay behind looking like the right one.
+    if (!config.masterKey && !keyFileWasThere) rmSync(keyFile, { force: true });
     throw error;
   }
   const devActor = config.devMode ? await devModeActor({ db: store.db, cipher }, DEV_SEEDERS) : undefined;
@@ -96,23 +103,33 @@ export interface StartOptions {
   routes?: (app: AppContext) => Route[];
 }
 
+/**
+ * Binds the port first, so a failed start (port taken) creates nothing in the data
+ * dir; requests that arrive before the app is ready wait for it. Resolves once ready.
+ */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   if (config.devMode) assertDevModeAllowed(config);
   const tls = config.tls && readTls(config.tls);
-  const app = await createAppContext(config, options.loggers);
+  let serve: NodeHandler | undefined;
+  let ready!: (handler: NodeHandler) => void;
+  const whenReady = new Promise<NodeHandler>((resolve) => (ready = resolve));
+  // Once ready, a request goes straight to the router: no promise hop on the hot path.
+  const listening = await listenOn((req, res) => (serve ? serve(req, res) : whenReady.then((handler) => handler(req, res))), config.host, config.port, tls);
+  let app: AppContext;
+  try {
+    app = await createAppContext(config, options.loggers);
+  } catch (error) {
+    await listening.close(0);
+    throw error;
+  }
+  app.self = selfAddress(config.host, listening.port);
   scheduleIdempotencyPurge(app);
   app.webhooks = startWebhookDelivery(app);
   app.closers.unshift(() => app.webhooks.stop());
   const h3 = createRouter(app, (options.routes ?? allRoutes)(app));
   serveMetrics(h3, app);
-  let listening: Listening;
-  try {
-    listening = await listenOn(toNodeHandler(h3), config.host, config.port, tls);
-  } catch (error) {
-    await closeAppContext(app);
-    throw error;
-  }
-  app.self = selfAddress(config.host, listening.port);
+  serve = toNodeHandler(h3);
+  ready(serve);
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   let closing: Promise<void> | undefined;
   const close = () => {

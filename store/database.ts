@@ -1,7 +1,8 @@
 import BetterSqlite3 from "better-sqlite3";
 import { Kysely, Migrator, type Transaction } from "kysely";
-import { mkdirSync, statSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { isLockTimeout } from "./db-errors";
 import { ImmediateSqliteDialect } from "./immediate-dialect";
 import { migrationProvider } from "./migrations";
 import { nativeBinding } from "./native-binding";
@@ -67,6 +68,36 @@ export function lockExclusively(sqlite: BetterSqlite3.Database, file: string): v
   }
 }
 
+/** Where the data dir comes from, named in every error about it. */
+const DATA_DIR_SETTING = "--data / PAYGATE_DATA_DIR";
+
+/** The data dir or its database cannot be used; the message names the path and the setting. */
+export class StoreError extends Error {
+  override name = "StoreError";
+}
+
+function reason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "EEXIST" || code === "ENOTDIR") return "it is not a directory";
+  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return "permission denied";
+  if (code === "SQLITE_CANTOPEN") return "the database file cannot be opened (permissions, or not a file)";
+  if (code === "SQLITE_READONLY") return "the database is read-only";
+  if (code === "SQLITE_NOTADB") return "the file is not a SQLite database";
+  return code ? `${code}` : error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Refuses a data dir without a database, for every command but the ones that create
+ * a store (`serve`, `sandbox`, `migrate`): a mistyped path must fail, not show an empty
+ * new store.
+ */
+export function requireExistingStore(dataDir: string): void {
+  const file = join(dataDir, DATABASE_FILE);
+  if (!existsSync(dataDir)) throw new StoreError(`no data directory at ${dataDir} (set by ${DATA_DIR_SETTING}); create one with \`paygate migrate --data ${dataDir}\``);
+  if (!statSync(dataDir).isDirectory()) throw new StoreError(`the data directory ${dataDir} (set by ${DATA_DIR_SETTING}) is not a directory`);
+  if (!existsSync(file)) throw new StoreError(`no paygate database at ${file} (set by ${DATA_DIR_SETTING}); create one with \`paygate migrate --data ${dataDir}\``);
+}
+
 /** Distinct SQL texts kept prepared; paygate issues far fewer, so this only bounds a leak. */
 const STATEMENT_CACHE_SIZE = 1000;
 
@@ -95,14 +126,28 @@ function cacheStatements(sqlite: BetterSqlite3.Database): void {
  * acknowledged), foreign keys, and a busy timeout for the CLI and server sharing it.
  */
 export function openStore(dataDir: string, options: OpenOptions = {}): Store {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = join(dataDir, DATABASE_FILE);
-  const sqlite = new BetterSqlite3(file, { nativeBinding: nativeBinding() as string });
-  if (options.exclusive) lockExclusively(sqlite, file);
-  sqlite.pragma("journal_mode = WAL");
-  sqlite.pragma("synchronous = FULL");
-  sqlite.pragma("foreign_keys = ON");
-  sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+  let sqlite: BetterSqlite3.Database | undefined;
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new StoreError(`cannot use the data directory ${dataDir} (set by ${DATA_DIR_SETTING}): ${reason(error)}`);
+  }
+  try {
+    // SQLite gives the -wal and -shm files the database file's mode: card data, key
+    // hashes and stored answers are for this user only, whatever the umask.
+    if (!existsSync(file)) closeSync(openSync(file, "a", 0o600));
+    sqlite = new BetterSqlite3(file, { nativeBinding: nativeBinding() as string });
+    if (options.exclusive) lockExclusively(sqlite, file);
+    sqlite.pragma("journal_mode = WAL");
+    sqlite.pragma("synchronous = FULL");
+    sqlite.pragma("foreign_keys = ON");
+    sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+  } catch (error) {
+    sqlite?.close();
+    if (isLockTimeout(error) || error instanceof StoreInUseError) throw error;
+    throw new StoreError(`cannot open the database ${file} (data directory set by ${DATA_DIR_SETTING}): ${reason(error)}`);
+  }
   const inode = statSync(file).ino;
   // Prepared before the cache: pluck() changes the statement, which must not be shared.
   const dataVersionStatement = sqlite.prepare("PRAGMA data_version").pluck();

@@ -233,6 +233,10 @@ export interface DeliveryListRow {
   attempts: number;
   next_attempt_at: number | null;
   created_at: string;
+  merchant: string;
+  /** Of the latest attempt: the receiver's status code, or why no answer came. */
+  last_status_code: number | null;
+  last_error: string | null;
 }
 
 /** Every merchant's deliveries, newest first; only dead ones with `deadOnly`. */
@@ -241,7 +245,12 @@ export async function listDeliveries(db: Db, options: { deadOnly: boolean; limit
     .selectFrom("webhook_deliveries as d")
     .innerJoin("events as ev", "ev.id", "d.event_id")
     .innerJoin("webhook_endpoints as e", "e.id", "d.endpoint_id")
-    .select(["d.id", "d.event_id", "ev.type", "e.url as endpoint_url", "d.status", "d.attempts", "d.next_attempt_at", "d.created_at"])
+    .innerJoin("merchants as m", "m.id", "e.merchant_id")
+    .select(["d.id", "d.event_id", "ev.type", "e.url as endpoint_url", "d.status", "d.attempts", "d.next_attempt_at", "d.created_at", "m.short_id as merchant"])
+    .select((eb) => {
+      const latest = () => eb.selectFrom("webhook_attempts as a").whereRef("a.delivery_id", "=", "d.id").orderBy("a.attempted_at", "desc").orderBy("a.id", "desc").limit(1);
+      return [latest().select("a.status_code").as("last_status_code"), latest().select("a.error").as("last_error")];
+    })
     .orderBy("d.created_at", "desc")
     .orderBy("d.id", "desc")
     .limit(options.limit);

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { byOperator } from "../../server/audit/audit-actor";
+import { CONNECTOR_IDS, CONNECTORS } from "../../server/connectors/registry";
 import { listSecrets, putSecret } from "../../server/secrets/secret-store";
 import { writeUnit } from "../../server/unit-of-work";
 import { withApp, withCommonOptions, type DataFlags } from "../context";
@@ -12,9 +13,27 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
 }
 
+/**
+ * Each connector's secret format, as its own parser words it when refusing a value
+ * (an empty one here), so the help never drifts from what is accepted.
+ */
+function secretFormats(): string {
+  const lines = CONNECTOR_IDS.map((id) => {
+    if (!CONNECTORS[id].liveCapable) return `  ${id}: any non-empty value (the sandbox simulator)`;
+    try {
+      CONNECTORS[id].parseCredential("");
+      return `  ${id}: any value`;
+    } catch (error) {
+      return `  ${id}: ${(error as Error).message}`;
+    }
+  });
+  return `\nSecret format per connector:\n${lines.join("\n")}\n`;
+}
+
 export function registerSecrets(program: Command): void {
   const secrets = program.command("secrets").description("Processor credentials in paygate's encrypted secret store");
   withCommonOptions(secrets.command("put").description("Store a new version of a secret (read from stdin unless --value)"))
+    .addHelpText("after", secretFormats)
     .argument("<path>", "the secret's path, referenced as secret://<path>")
     .option("--value <value>", "the value (visible in shell history and ps: prefer stdin)")
     .action(async (path: string, flags: DataFlags & { value?: string }) => {

@@ -1,8 +1,11 @@
 import type { Command } from "commander";
-import { loadConfig, type ConfigFlags } from "../../server/config";
+import type { Db } from "../../store/database";
+import { DEFAULT_RETRY_SCHEDULE, loadConfig, type ConfigFlags } from "../../server/config";
 import { PortInUseError } from "../../server/http/listen";
 import { startServer } from "../../server/server";
+import { storeCounts } from "../../server/status/store-status";
 import { OperationError } from "../exit";
+import { writeServerFile } from "../server-file";
 
 interface ServeFlags extends ConfigFlags {}
 
@@ -24,10 +27,39 @@ export function onShutdownSignal(stop: () => Promise<void>): Promise<void> {
   });
 }
 
+/** On a store without a merchant or key, the two commands that make them. */
+async function printSetupHint(db: Db, dataDir: string): Promise<void> {
+  const counts = await storeCounts(db);
+  if (counts.merchants > 0 && counts.api_keys > 0) return;
+  const data = JSON.stringify(dataDir);
+  process.stdout.write(
+    `paygate: no ${counts.merchants === 0 ? "merchant or API key" : "API key"} exists yet; make them with\n` +
+      `  paygate merchants create --data ${data} --name "My shop"\n` +
+      `  paygate keys create --data ${data} --merchant <merchant id> --name backend\n`,
+  );
+}
+
+/** Settings with no flag: `serve --help` lists them, since nothing else on the command line shows them. */
+const ENVIRONMENT_ONLY = `
+Settings from the environment only:
+  PAYGATE_MASTER_KEY                 base64 of 32 bytes; else <data>/master.key (created once)
+  PAYGATE_ENV / NODE_ENV             "production" refuses --dev
+  PAYGATE_DEV_MODE                   1 = --dev
+  PAYGATE_RATE_LIMIT                 <per second>[:<burst>] per API key, 0 = off (default 100:200)
+  PAYGATE_WEBHOOK_RETRY_SCHEDULE     delays between webhook attempts (default ${DEFAULT_RETRY_SCHEDULE})
+  PAYGATE_WEBHOOK_TIMEOUT            per webhook attempt
+  PAYGATE_CONNECTOR_TIMEOUT          per processor call
+  PAYGATE_BUSY_TIMEOUT               wait for another process's database lock (default 5s, at most 60s)
+  PAYGATE_IDEMPOTENCY_TTL            how long an Idempotency-Key's answer is kept
+  PAYGATE_IDEMPOTENCY_LOCK_TIMEOUT   when an in-flight key of a dead process is taken over
+  PAYGATE_<STRIPE|TSYS|NMI>_BASE_URL a processor's base URL (default its production host)
+`;
+
 export function registerServe(program: Command): void {
   program
     .command("serve")
     .description("Run the gateway's HTTP API")
+    .addHelpText("after", ENVIRONMENT_ONLY)
     .option("--host <host>", "listen address (default 127.0.0.1, env PAYGATE_HOST)")
     .option("--port <port>", "listen port, 0 picks a free one (default 8080, env PAYGATE_PORT)")
     .option("--data <dir>", "data directory (default ./paygate-data, env PAYGATE_DATA_DIR)")
@@ -45,8 +77,11 @@ export function registerServe(program: Command): void {
         if (error instanceof PortInUseError) throw new OperationError(error.message);
         throw error;
       }
+      const removeServerFile = writeServerFile(config.dataDir, server.url);
       const stopped = onShutdownSignal(server.close);
       process.stdout.write(`paygate listening on ${server.url}\n`);
+      if (!config.devMode) await printSetupHint(server.app.db, config.dataDir);
       await stopped;
+      removeServerFile();
     });
 }

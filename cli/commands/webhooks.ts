@@ -8,7 +8,7 @@ import { withApp, withCommonOptions, type DataFlags } from "../context";
 import { UsageError } from "../exit";
 import { printResult } from "../output";
 
-const LIST_COLUMNS = ["id", "event_id", "type", "endpoint_url", "status", "attempts", "next_attempt_at"];
+const LIST_COLUMNS = ["id", "merchant", "event_id", "type", "endpoint_url", "status", "attempts", "last_status_code", "last_error", "next_attempt_at"];
 const REPLAY_COLUMNS = ["id", "event_id", "endpoint_id"];
 
 interface ListFlags extends DataFlags {

@@ -1,3 +1,4 @@
+import { readingPayments } from "./routes";
 import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { route, type Route } from "../http/route";
@@ -48,7 +49,8 @@ export function eventStreamRoutes(app: AppContext): Route[] {
         const typesText = parse(streamQuery, { types: req.query.get("types") ?? undefined }).types;
         const { types } = parse(typeList, { types: typesText ? typesText.split(",").map((t) => t.trim()) : [] });
         const after = parse(streamHeaders, { "Last-Event-ID": req.headers.get("last-event-id") ?? undefined })["Last-Event-ID"];
-        return eventStream(app.db, { owner: { merchantId: req.actor.merchantId, mode: req.actor.mode }, types, after });
+        const actor = readingPayments(req.actor);
+        return eventStream(app.db, { owner: { merchantId: actor.merchantId, mode: actor.mode }, types, after });
       },
       present: (stream) => ({ status: 200, headers: { "content-type": "text/event-stream; charset=utf-8", "x-accel-buffering": "no" }, stream }),
     }),

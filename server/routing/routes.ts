@@ -6,7 +6,7 @@ import type { ConnectorId } from "../connectors/connector";
 import { json, route, type Route } from "../http/route";
 import { getMerchantRouting, routingSchema, setMerchantRouting } from "./routing";
 
-const putBody = z.strictObject({ connectors: z.array(z.enum(CONNECTOR_IDS as [ConnectorId, ...ConnectorId[]])).max(CONNECTOR_IDS.length) });
+export const putBody = z.strictObject({ connectors: z.array(z.enum(CONNECTOR_IDS as [ConnectorId, ...ConnectorId[]])).max(CONNECTOR_IDS.length) });
 
 /** `GET/PUT /v1/routing`: the calling key's merchant and mode. */
 export function routingRoutes(app: AppContext): Route[] {

@@ -1,16 +1,23 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import type { Config } from "../config";
+import { ConfigError, type Config } from "../config";
 
 export const MASTER_KEY_FILE = "master.key";
 /** The new key while a rotation is under way (server/secrets/rotate-master-key.ts). */
 export const NEXT_MASTER_KEY_FILE = "master.key.next";
 
 /** Reads a key file: base64 of 32 bytes. */
+/** A key file's 32 bytes, or one line naming the file and what is wrong with it. */
 export function readKeyFile(file: string): Buffer {
-  const key = Buffer.from(readFileSync(file, "utf8").trim(), "base64");
-  if (key.length !== 32) throw new Error(`${file} does not hold a base64 32-byte key`);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new ConfigError(file, `cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`);
+  }
+  const key = Buffer.from(text.trim(), "base64");
+  if (key.length !== 32) throw new ConfigError(file, "does not hold the base64 encoding of exactly 32 bytes (e.g. `openssl rand -base64 32`)");
   return key;
 }
 

@@ -23,14 +23,14 @@ const eventTypes = z.array(subscription, { error: "event_types must be an array 
 const url = z.string({ error: "url must be a string." });
 const description = z.string().max(1000, { error: "description must be at most 1000 characters." });
 
-const createBody = z.strictObject({ url, event_types: eventTypes, description: description.optional() });
-const updateBody = z.strictObject({
+export const createBody = z.strictObject({ url, event_types: eventTypes, description: description.optional() });
+export const updateBody = z.strictObject({
   url: url.optional(),
   event_types: eventTypes.optional(),
   description: description.nullable().optional(),
   status: z.enum(["enabled", "disabled"], { error: 'status must be "enabled" or "disabled".' }).optional(),
 });
-const testBody = z.strictObject({ event_type: z.enum(EVENT_TYPES, { error: `event_type must be one of ${EVENT_TYPES.join(", ")}.` }).optional() });
+export const testBody = z.strictObject({ event_type: z.enum(EVENT_TYPES, { error: `event_type must be one of ${EVENT_TYPES.join(", ")}.` }).optional() });
 const noBody = z.strictObject({});
 const endpointNotFound = { 404: ["webhook_endpoint_not_found"] };
 

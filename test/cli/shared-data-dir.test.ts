@@ -10,7 +10,7 @@ import { runCli } from "../support/cli";
 import { bootServer, type TestServer } from "../support/harness";
 import { paymentsClient, seedSandboxMerchant } from "../support/payments";
 import { holdWriteLock, type LockHolder } from "../support/lock-holder";
-import { auth, seedMerchant } from "../support/seed";
+import { auth, liveSecretKey, seedMerchant } from "../support/seed";
 import { startWebhookReceiver, type WebhookReceiver } from "../fakes/webhook-receiver";
 import { byOperator } from "../../server/audit/audit-actor";
 
@@ -84,11 +84,12 @@ describe("writers on one data dir while another process holds the write lock", (
       await call("POST", `/v1/api-keys/${key.id}/rotate`, 200, m.secret);
       await call("DELETE", `/v1/api-keys/${key.id}`, 200, m.secret);
       const accounts = `/admin/merchants/${m.merchant.short_id}/connector-accounts`;
-      const account = await call("POST", accounts, 201, m.admin, {
+      const liveAdmin = await liveSecretKey(server, m.merchant.id, "admin");
+      const account = await call("POST", accounts, 201, liveAdmin, {
         connector_id: "nmi", mode: "live", key_kind: "security_key", label: "api", credential_ref: "secret://busy/api",
       });
-      await call("PATCH", `${accounts}/${account.short_id}`, 200, m.admin, { label: "api-2", is_default: true });
-      await call("DELETE", `${accounts}/${account.short_id}`, 204, m.admin);
+      await call("PATCH", `${accounts}/${account.short_id}`, 200, liveAdmin, { label: "api-2", is_default: true });
+      await call("DELETE", `${accounts}/${account.short_id}`, 204, liveAdmin);
       await call("PUT", "/v1/routing", 200, m.secret, { connectors: ["mock"] });
       const { token } = await call("POST", "/v1/tokens", 201, m.publishable, {
         card: { number: "4242424242424242", exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: "123" },

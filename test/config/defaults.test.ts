@@ -54,3 +54,13 @@ describe("configuration", () => {
     expect(() => loadConfig({}, { PAYGATE_PORT: "x" })).toThrow(/PAYGATE_PORT/);
   });
 });
+
+describe("production environment", () => {
+  it("is recognized whatever its case or surrounding space, so dev mode can never start in it", () => {
+    for (const value of ["production", "Production", "PRODUCTION", " production "]) {
+      expect(loadConfig({}, { PAYGATE_ENV: value }).environment, value).toBe("production");
+      expect(loadConfig({}, { NODE_ENV: value }).environment, value).toBe("production");
+    }
+    expect(loadConfig({}, { PAYGATE_ENV: "staging" }).environment).toBe("development");
+  });
+});

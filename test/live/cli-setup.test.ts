@@ -68,6 +68,8 @@ async function cli(args: string[], input?: string): Promise<string> {
 describe.each(SETUPS)("setting up a live $connector account with the CLI, as docs/processors.md shows", (setup) => {
   it("stores the secret, creates the default account, and a sale reaches the processor with that credential", async () => {
     const data = freshDataDir();
+    // Only serve, sandbox and migrate create a store; the operator's store already exists.
+    await cli(["migrate", "--data", data]);
     const merchant = JSON.parse(await cli(["merchants", "create", "--name", `CLI ${setup.connector}`, "--json", "--data", data]));
     const key = JSON.parse(await cli(["keys", "create", "--merchant", merchant.short_id, "--name", "backend", "--mode", "live", "--json", "--data", data])).key as string;
     expect(key).toMatch(/^sk_live_/);

@@ -70,6 +70,16 @@ describe("paygate backup / restore", () => {
     }
   });
 
+  it("restored without its master key, refuses to start and leaves no new, wrong master.key behind", async () => {
+    const target = freshDataDir();
+    expect((await runCli(["restore", "--from", file(), "--data", target])).code).toBe(0);
+    const started = await runCli(["serve", "--port", "0", "--data", target], { env: { PAYGATE_MASTER_KEY: "" } });
+    expect(started.code).toBe(1);
+    expect(started.stderr).toContain(join(target, "master.key"));
+    expect(existsSync(join(target, "master.key"))).toBe(false);
+    rmSync(target, { recursive: true, force: true });
+  });
+
   it("refuses to replace an existing database without --force, and while a server has it open even with --force", async () => {
     if (!restored) throw new Error("needs the restored server");
     const without = await runCli(["restore", "--from", file(), "--data", restored.dataDir]);

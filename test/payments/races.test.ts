@@ -31,6 +31,8 @@ describe("follow-ons racing across two serve processes", () => {
 
   beforeAll(async () => {
     data = freshDataDir();
+    // Only serve, sandbox and migrate create a store.
+    await cli(["migrate", "--data", data]);
     const merchant = JSON.parse(await cli(["merchants", "create", "--name", "Race shop", "--json", "--data", data]));
     key = JSON.parse(await cli(["keys", "create", "--merchant", merchant.short_id, "--name", "backend", "--mode", "live", "--json", "--data", data])).key;
     await cli(["secrets", "put", "race/stripe", "--data", data], '{"api_key":"sk_live_RaceKey","webhook_secret":"whsec_RaceSecret"}');

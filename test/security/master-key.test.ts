@@ -21,6 +21,7 @@ function expectRefused(result: { code: number | null; stderr: string }, setting:
 describe("a wrong master key is refused at start", () => {
   it("serve, sandbox and a CLI command exit 1 with one line naming PAYGATE_MASTER_KEY", async () => {
     const data = freshDataDir();
+    expect((await runCli(["migrate", "--data", data])).code).toBe(0);
     const created = await runCli(["merchants", "create", "--name", "Acme", "--data", data]);
     expect(created.code, created.stderr).toBe(0);
     const env = { PAYGATE_MASTER_KEY: OTHER_KEY };
@@ -35,6 +36,7 @@ describe("a wrong master key is refused at start", () => {
   it("names the data dir's master.key when the key comes from that file", async () => {
     const data = freshDataDir();
     const env = { PAYGATE_MASTER_KEY: "" };
+    expect((await runCli(["migrate", "--data", data], { env })).code).toBe(0);
     expect((await runCli(["merchants", "create", "--name", "Acme", "--data", data], { env })).code).toBe(0);
     writeFileSync(join(data, "master.key"), `${OTHER_KEY}\n`);
     expectRefused(await runCli(["keys", "list", "--merchant", "x", "--data", data], { env }), join(data, "master.key"));

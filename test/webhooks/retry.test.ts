@@ -52,8 +52,9 @@ describe("retries, dead letter queue and replay from the CLI", () => {
     const rows = JSON.parse(listed.stdout).data;
     expect(rows.map((row: { event_id: string }) => row.event_id).sort()).toEqual([first.id, second.id].sort());
     expect(rows[0]).toMatchObject({ type: expect.stringMatching(/^payment\./), endpoint_url: r.url, status: "dead", attempts: 6, next_attempt_at: null });
+    expect(rows[0]).toMatchObject({ merchant: m.merchant.short_id, last_status_code: 500, last_error: null });
     const table = await cli("list");
-    expect(table.stdout).toMatch(/^ID\s+EVENT_ID\s+TYPE\s+ENDPOINT_URL\s+STATUS\s+ATTEMPTS\s+NEXT_ATTEMPT_AT/);
+    expect(table.stdout).toMatch(/^ID\s+MERCHANT\s+EVENT_ID\s+TYPE\s+ENDPOINT_URL\s+STATUS\s+ATTEMPTS\s+LAST_STATUS_CODE\s+LAST_ERROR\s+NEXT_ATTEMPT_AT/);
     expect(table.stdout).toContain(first.id);
 
     r.answer(200);
