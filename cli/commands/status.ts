@@ -23,7 +23,7 @@ export function registerStatus(program: Command): void {
         `data dir:        ${status.data_dir}`,
         `database:        ${status.database}`,
         `schema:          ${status.migrations.at(-1) ?? "(none)"} (${status.migrations.length} migrations applied)`,
-        `master key:      ${status.master_key === "missing" ? "missing" : `present (${status.master_key === "file" ? "master.key" : "PAYGATE_MASTER_KEY"})`}`,
+        `master key:      ${status.master_key === "missing" ? "missing" : `correct (${status.master_key === "file" ? "master.key" : "PAYGATE_MASTER_KEY"}; it reads the store)`}`,
         `merchants:       ${counts.merchants}`,
         `api keys:        ${counts.api_keys} active`,
         `payments:        ${counts.payments}`,

@@ -91,6 +91,10 @@ describe("the CLI covers what an operator touches, through the API's services", 
     expect(status.server).toMatchObject({ running: true, url: server.url });
     const text = await runCli(["status", "--data", data]);
     expect(text.stdout).toMatch(/server:\s+running/);
+    expect(text.stdout).toMatch(/master key:\s+correct/);
+    const wrongKey = await runCli(["status", "--data", data], { env: { PAYGATE_MASTER_KEY: Buffer.alloc(32, 9).toString("base64") } });
+    expect(wrongKey.code).toBe(1);
+    expect(wrongKey.stderr).toMatch(/invalid PAYGATE_MASTER_KEY: it is not the master key/);
   });
 
   it("help marks required options, lists environment-only settings and each connector's secret format", async () => {
