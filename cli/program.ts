@@ -7,6 +7,7 @@ import { registerKeys } from "./commands/keys";
 import { registerMasterKey } from "./commands/master-key";
 import { registerMerchants } from "./commands/merchants";
 import { registerMigrate } from "./commands/migrate";
+import { registerOpenApi } from "./commands/openapi";
 import { registerRestore } from "./commands/restore";
 import { registerSandbox } from "./commands/sandbox";
 import { registerSecrets } from "./commands/secrets";
@@ -52,6 +53,7 @@ export function buildProgram(): Command {
   registerEndpoints(program);
   registerRouting(program);
   registerStatus(program);
+  registerOpenApi(program);
   return program;
 }
 

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { randomBytes, randomUUID } from "node:crypto";
 
 const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -61,3 +62,5 @@ export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
 
 /** ISO 8601 UTC with milliseconds, the one timestamp format of the API and the store. */
 export const isoNow = (): string => new Date().toISOString();
+/** How every timestamp leaves the API: ISO 8601 in UTC. */
+export const timestamp = z.iso.datetime();

@@ -8,12 +8,15 @@ export interface ListPage<T> {
   has_more: boolean;
 }
 
+/** The schema of a `ListPage` of `item`s. */
+export const listOf = (item: z.ZodType) => z.object({ object: z.literal("list"), data: z.array(item), has_more: z.boolean() });
+
 export interface ListParams {
   limit: number;
   startingAfter?: string;
 }
 
-const listQuery = z.object({
+export const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(10),
   starting_after: z.string().min(1).optional(),
 });

@@ -24,6 +24,7 @@ import { webhookRoutes } from "./webhooks/routes";
 import { eventStreamRoutes } from "./events/stream-routes";
 import { endEventStreams } from "./events/stream";
 import { testDataRoutes } from "./test-data/routes";
+import { openApiRoutes } from "./openapi/routes";
 import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
 import { selfAddress } from "./webhooks/url-policy";
 import { FINGERPRINT_KEY_LABEL } from "./http/idempotency";
@@ -49,7 +50,10 @@ export interface RunningServer {
 
 /** Every route of the API. */
 export function allRoutes(app: AppContext): Route[] {
-  return [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app), ...accountRoutes(app), ...routingRoutes(app), ...tokenRoutes(app), ...paymentRoutes(app), ...webhookRoutes(app), ...eventStreamRoutes(app), ...testDataRoutes(app), ...auditRoutes(app)];
+  const routes: Route[] = [...healthRoutes(app), ...merchantRoutes(app), ...keyRoutes(app), ...accountRoutes(app), ...routingRoutes(app), ...tokenRoutes(app), ...paymentRoutes(app), ...webhookRoutes(app), ...eventStreamRoutes(app), ...testDataRoutes(app), ...auditRoutes(app)];
+  // The document describes the whole table, its own route included: it is read at the first request.
+  routes.push(...openApiRoutes(routes));
+  return routes;
 }
 
 /** What dev mode seeds for its merchant besides the merchant and key. */

@@ -1,23 +1,27 @@
+import { z } from "zod";
 import type { ConnectorAccountRow } from "../../store/schema";
 import type { ConnectorId, Mode } from "../connectors/connector";
+import { CONNECTOR_IDS } from "../connectors/registry";
+import { timestamp } from "../ids";
 
 /** A connector account as the admin API, the CLI and the resolution rules see it. */
-export interface ConnectorAccount {
-  id: string;
-  object: "connector_account";
-  short_id: string;
-  merchant_id: string;
-  merchant_short_id: string;
-  connector_id: ConnectorId;
-  mode: Mode;
-  key_kind: string;
-  label: string;
-  is_default: boolean;
-  credential_ref: string;
-  is_active: boolean;
-  created_at: string;
-  updated_at: string;
-}
+export const connectorAccountSchema = z.object({
+  id: z.string(),
+  object: z.literal("connector_account"),
+  short_id: z.string(),
+  merchant_id: z.string(),
+  merchant_short_id: z.string(),
+  connector_id: z.enum(CONNECTOR_IDS as [ConnectorId, ...ConnectorId[]]),
+  mode: z.enum(["test", "live"]) satisfies z.ZodType<Mode>,
+  key_kind: z.string(),
+  label: z.string(),
+  is_default: z.boolean(),
+  credential_ref: z.string().meta({ description: "Where the credential lives (env:NAME, file:…, secret:…), never the credential itself." }),
+  is_active: z.boolean(),
+  created_at: timestamp,
+  updated_at: timestamp,
+}).meta({ id: "ConnectorAccount" });
+export type ConnectorAccount = z.infer<typeof connectorAccountSchema>;
 
 export function toConnectorAccount(row: ConnectorAccountRow, merchantShortId: string): ConnectorAccount {
   return {

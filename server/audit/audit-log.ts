@@ -1,21 +1,25 @@
+import { z } from "zod";
 import { findAuditRecord, listAuditRecords } from "../../store/audit";
 import type { Db } from "../../store/database";
 import type { AuditLogRow } from "../../store/schema";
 import { ApiError } from "../errors";
+import { timestamp } from "../ids";
 import { toPage, type ListPage, type ListParams } from "../pagination";
 
-export interface AuditRecord {
-  id: string;
-  object: "audit_record";
-  created_at: string;
-  /** `key_…`, `cli:<os user>` or `session:<id>`. */
-  actor: string;
-  actor_type: string;
-  action: string;
-  target: { type: string; id: string };
-  merchant_id: string | null;
-  details: Record<string, unknown> | null;
-}
+export const auditRecordSchema = z
+  .object({
+    id: z.string(),
+    object: z.literal("audit_record"),
+    created_at: timestamp,
+    actor: z.string().meta({ description: "`key_…`, `cli:<os user>` or `session:<id>`." }),
+    actor_type: z.string(),
+    action: z.string(),
+    target: z.object({ type: z.string(), id: z.string() }),
+    merchant_id: z.string().nullable(),
+    details: z.record(z.string(), z.unknown()).nullable(),
+  })
+  .meta({ id: "AuditRecord" });
+export type AuditRecord = z.infer<typeof auditRecordSchema>;
 
 export const toAuditRecord = (row: AuditLogRow): AuditRecord => ({
   id: row.id,

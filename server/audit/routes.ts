@@ -3,10 +3,16 @@ import type { AppContext } from "../app-context";
 import { json, route, type Route } from "../http/route";
 import { parse } from "../http/validate";
 import { getMerchant } from "../merchants/merchants";
-import { listParams } from "../pagination";
-import { listAudit } from "./audit-log";
+import { listOf, listParams, listQuery } from "../pagination";
+import { auditRecordSchema, listAudit } from "./audit-log";
 
-const since = z.iso.datetime({ offset: true, error: "since must be an ISO 8601 time such as 2026-04-28T10:00:00Z." }).optional();
+const auditFilter = z.object({
+  since: z.iso
+    .datetime({ offset: true, error: "since must be an ISO 8601 time such as 2026-04-28T10:00:00Z." })
+    .optional()
+    .meta({ description: "Only records at or after this time." }),
+  merchant: z.string().optional().meta({ description: "Only this merchant's records (UUID or `mrc_` short id)." }),
+});
 
 /** `GET /admin/audit`: read-only; the log has no route that changes it. */
 export function auditRoutes(app: AppContext): Route[] {
@@ -15,13 +21,16 @@ export function auditRoutes(app: AppContext): Route[] {
       method: "GET",
       path: "/admin/audit",
       scope: "admin",
+      summary: "List the audit log, newest first",
+      query: listQuery.extend(auditFilter.shape),
+      responses: { 200: listOf(auditRecordSchema) },
+      errors: { 404: ["merchant_not_found"] },
       handle: async (req) => {
-        const from = parse(z.object({ since }), { since: req.query.get("since") ?? undefined }).since;
-        const merchant = req.query.get("merchant");
+        const { since: from, merchant } = parse(auditFilter, { since: req.query.get("since") ?? undefined, merchant: req.query.get("merchant") ?? undefined });
         return listAudit(app.db, {
           ...listParams(req.query),
           since: from === undefined ? undefined : new Date(from).toISOString(),
-          merchantId: merchant === null ? undefined : (await getMerchant(app.db, merchant)).id,
+          merchantId: merchant === undefined ? undefined : (await getMerchant(app.db, merchant)).id,
         });
       },
       present: (page) => json(200, page),

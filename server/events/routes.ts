@@ -4,13 +4,14 @@ import type { AppContext } from "../app-context";
 import type { Actor } from "../keys/actor";
 import { json, route, type Route } from "../http/route";
 import { parse } from "../http/validate";
-import { listParams } from "../pagination";
-import { getEventRow, listEvents, withDeliveries } from "../webhooks/events-api";
+import { listOf, listParams, listQuery } from "../pagination";
+import { eventWithDeliveriesSchema, getEventRow, listEvents, withDeliveries } from "../webhooks/events-api";
 import { replayDeliveries } from "../webhooks/replay";
-import { EVENT_TYPES } from "./event";
+import { EVENT_TYPES, eventSchema } from "./event";
 import { requireScope } from "../keys/authenticator";
 
-const typeFilter = z.enum(EVENT_TYPES, { error: `type must be one of ${EVENT_TYPES.join(", ")}.` }).optional();
+const typeFilter = z.object({ type: z.enum(EVENT_TYPES, { error: `type must be one of ${EVENT_TYPES.join(", ")}.` }).optional() });
+const eventNotFound = { 404: ["event_not_found"] };
 
 /**
  * Events carry the payment as `data`: reading them takes `payments:read` besides the
@@ -28,13 +29,19 @@ export function eventRoutes(app: AppContext): Route[] {
       method: "GET",
       path: "/v1/events",
       scope: "webhooks:read",
-      handle: (req) => listEvents(app.db, readingPayments(req.actor), listParams(req.query), parse(z.object({ type: typeFilter }), { type: req.query.get("type") ?? undefined }).type),
+      summary: "List events, newest first",
+      query: listQuery.extend(typeFilter.shape),
+      responses: { 200: listOf(eventSchema) },
+      handle: (req) => listEvents(app.db, readingPayments(req.actor), listParams(req.query), parse(typeFilter, { type: req.query.get("type") ?? undefined }).type),
       present: (page) => json(200, page),
     }),
     route({
       method: "GET",
       path: "/v1/events/:id",
       scope: "webhooks:read",
+      summary: "Retrieve an event with its deliveries",
+      responses: { 200: eventWithDeliveriesSchema },
+      errors: eventNotFound,
       handle: async (req) => withDeliveries(app.db, await getEventRow(app.db, readingPayments(req.actor), req.params.id as string)),
       present: (event) => json(200, event),
     }),
@@ -42,8 +49,12 @@ export function eventRoutes(app: AppContext): Route[] {
       method: "POST",
       path: "/v1/events/:id/replay",
       scope: "webhooks:write",
+      summary: "Deliver an event again to every endpoint it went to, or to one of them",
+      body: z.strictObject({ endpoint: z.string().optional() }),
+      responses: { 200: eventWithDeliveriesSchema },
+      errors: eventNotFound,
       handle: async (req) => {
-        const { endpoint } = parse(z.strictObject({ endpoint: z.string().optional() }), req.body);
+        const { endpoint } = req.body;
         const event = await getEventRow(app.db, readingPayments(req.actor), req.params.id as string);
         const replayed = await req.unit.commit(async (trx) => {
           await replayDeliveries(trx, { eventIds: [event.id], owner: req.actor, endpointId: endpoint }, byKey(req.actor));

@@ -1,8 +1,11 @@
+import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { json, route, type Route } from "../http/route";
 import { RUNTIME } from "./runtime";
 
-type Check = "ok" | "error";
+const check = z.enum(["ok", "error"]);
+type Check = z.infer<typeof check>;
+const readiness = z.object({ status: z.enum(["ready", "degraded"]), checks: z.object({ database: check, cache: check }) });
 
 /** Each dependency readiness depends on, checked for real on every call. */
 async function readinessChecks(app: AppContext): Promise<Record<string, Check>> {
@@ -32,6 +35,8 @@ export function healthRoutes(app: AppContext): Route[] {
       method: "GET",
       path: "/health",
       scope: null,
+      summary: "Liveness: the process answers",
+      responses: { 200: z.object({ status: z.literal("ok"), service: z.literal("paygate"), version: z.string(), node: z.string() }) },
       handle: async () => ({ status: "ok", service: "paygate", version: RUNTIME.version, node: RUNTIME.node }),
       present: (body) => json(200, body),
     }),
@@ -39,6 +44,8 @@ export function healthRoutes(app: AppContext): Route[] {
       method: "GET",
       path: "/health/ready",
       scope: null,
+      summary: "Readiness: the database and the cache answer",
+      responses: { 200: readiness, 503: readiness },
       handle: () => readinessChecks(app),
       present: (checks) => {
         const ready = Object.values(checks).every((c) => c === "ok");

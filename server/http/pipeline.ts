@@ -13,6 +13,7 @@ import { readJsonObject } from "./json-body";
 import { enforceRateLimit } from "./rate-limit";
 import { requestIdFor } from "./request-id";
 import type { Reply, Route } from "./route";
+import { parse } from "./validate";
 
 /** A reply rendered to bytes: what is sent, and what idempotency stores and replays. */
 export interface RenderedReply {
@@ -99,13 +100,16 @@ function forStorage(route: Route, reply: RenderedReply, requestId: string): Rend
   return { ...stored, body: JSON.stringify(body) };
 }
 
-function isIdempotent(route: Route): boolean {
+/** Whether the pipeline reads a JSON body for the route. */
+export const takesBody = (route: Route): boolean => route.method !== "GET" && route.method !== "DELETE";
+
+export function isIdempotent(route: Route): boolean {
   return route.idempotent ?? route.method === "POST";
 }
 
 /**
  * Runs one request through everything a route declared, in this order: request id,
- * authentication and scope, rate limit, body, idempotency, handler, rendering, log.
+ * authentication and scope, rate limit, body, idempotency, body schema, handler, rendering, log.
  * Every answer, error or not, leaves through here.
  */
 export async function runRoute(app: AppContext, route: Route, event: H3Event, params: Record<string, string>): Promise<HTTPResponse> {
@@ -126,8 +130,7 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
       requireScope(actor, route.scope);
       enforceRateLimit(app, actor);
     }
-    const hasBody = route.method !== "GET" && route.method !== "DELETE";
-    const { body } = hasBody ? await readJsonObject(event.req as Request) : { body: {} };
+    const { body } = takesBody(route) ? await readJsonObject(event.req as Request) : { body: {} };
     let unit: UnitOfWork = writeUnit(app.writes);
     let idempotencyKey: string | undefined;
     if (isIdempotent(route)) {
@@ -149,7 +152,8 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
         (reply) => forStorage(route, reply, requestId),
       );
     }
-    const value = await route.handle({ requestId, params, query: event.url.searchParams, body, headers, actor, unit, idempotencyKey });
+    const input = route.body ? parse(route.body, body) : body;
+    const value = await route.handle({ requestId, params, query: event.url.searchParams, body: input, headers, actor, unit, idempotencyKey });
     // On idempotent routes the answer was rendered inside the commit: send that one.
     rendered = session?.committedReply ?? render(route.present(value), requestId);
   } catch (error) {

@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import type { ApiError } from "../errors";
 import type { UnitOfWork } from "../unit-of-work";
 import type { Actor } from "../keys/actor";
@@ -16,12 +17,12 @@ export interface Reply {
 }
 
 /** What a route handler gets: the parsed request, who is calling, and how to commit. */
-export interface RouteRequest {
+export interface RouteRequest<B = Record<string, unknown>> {
   requestId: string;
   params: Readonly<Record<string, string>>;
   query: URLSearchParams;
-  /** The JSON object body; `{}` when the method has none. */
-  body: Record<string, unknown>;
+  /** The body as the route's `body` schema parsed it; else the JSON object, `{}` when the method has none. */
+  body: B;
   headers: Headers;
   /** The authenticated caller; routes with `scope: null` get the anonymous actor. */
   actor: Actor;
@@ -32,10 +33,26 @@ export interface RouteRequest {
 }
 
 /**
- * A route as data: what it needs (scope, idempotency) is declared here and enforced by
- * the pipeline, so a handler only does its business.
+ * A success answer that is not one JSON body but lasts, such as server-sent events:
+ * its media type, how it is framed, and the schema of each item it carries.
  */
-export interface Route<T = unknown> {
+export interface StreamedResponse {
+  mediaType: string;
+  description: string;
+  itemSchema: z.ZodType;
+}
+
+export const isStreamed = (response: z.ZodType | StreamedResponse): response is StreamedResponse => "mediaType" in response;
+
+/** Error codes a route answers beyond the ones the pipeline adds (auth, body, idempotency), by status. */
+export type ErrorCodes = Readonly<Partial<Record<number, readonly string[]>>>;
+
+/**
+ * A route as data: what it needs (scope, idempotency) and what it speaks (schemas) are
+ * declared here; the pipeline enforces the first, the OpenAPI document is built from both,
+ * so a handler only does its business.
+ */
+export interface Route<T = unknown, B = Record<string, unknown>> {
   method: Method;
   /** h3 path pattern, e.g. `/v1/payments/:id`. */
   path: string;
@@ -49,7 +66,18 @@ export interface Route<T = unknown> {
    * without them.
    */
   secretFields?: readonly string[];
-  handle(req: RouteRequest): Promise<T>;
+  /** One line for the API reference. */
+  summary: string;
+  /** Parsed by the pipeline before the handler runs; a failure is the matching 400. */
+  body?: z.ZodType<B>;
+  /** The query parameters, for the API reference; the handler reads them with the same schema. */
+  query?: z.ZodObject;
+  /** Request headers the handler reads (beyond auth and Idempotency-Key), for the API reference. */
+  headers?: z.ZodObject;
+  /** Success answers by status: the JSON body's schema, `null` for an empty body, or a stream. */
+  responses: Readonly<Record<number, z.ZodType | null | StreamedResponse>>;
+  errors?: ErrorCodes;
+  handle(req: RouteRequest<B>): Promise<T>;
   /**
    * Turns the handler's value into the answer. Called inside the commit on idempotent
    * routes, so the stored answer and the business write land together. An `ApiError`
@@ -59,7 +87,7 @@ export interface Route<T = unknown> {
 }
 
 /** Declares a route, keeping the handler's value type tied to `present`. */
-export function route<T>(definition: Route<T>): Route {
+export function route<T, B = Record<string, unknown>>(definition: Route<T, B>): Route {
   return definition as unknown as Route;
 }
 

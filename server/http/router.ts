@@ -1,10 +1,11 @@
 import { H3, getRouterParams, type H3Event } from "h3";
 import type { AppContext } from "../app-context";
 import { ApiError } from "../errors";
+import { OPENAPI_PATH } from "../openapi/document";
 import { answerError, runRoute } from "./pipeline";
 import type { Route } from "./route";
 
-const notFound = () => new ApiError(404, "resource_not_found", "Unrecognized request URL. See the API reference for the available paths.");
+const notFound = () => new ApiError(404, "resource_not_found", `Unrecognized request URL. See the API reference at ${OPENAPI_PATH} for the available paths.`);
 
 /**
  * Builds the h3 app from route declarations. Each path is registered once for every

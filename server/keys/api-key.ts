@@ -1,25 +1,28 @@
+import { z } from "zod";
 import type { ApiKeyRow } from "../../store/schema";
 import type { Mode } from "../connectors/connector";
 import type { KeyType, Role } from "./actor";
-import type { Scope } from "./scopes";
+import { SCOPES, type Scope } from "./scopes";
+import { timestamp } from "../ids";
 
 /** An API key as the API and the CLI show it. `key` (the plaintext) only on create and rotate. */
-export interface ApiKey {
-  id: string;
-  object: "api_key";
-  name: string;
-  type: KeyType;
-  mode: Mode;
-  role: Role;
-  scopes: Scope[];
-  key_prefix: string;
-  last4: string;
-  status: "active" | "revoked";
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-  key?: string;
-}
+export const apiKeySchema = z.object({
+  id: z.string(),
+  object: z.literal("api_key"),
+  name: z.string(),
+  type: z.enum(["secret", "publishable"]),
+  mode: z.enum(["test", "live"]),
+  role: z.enum(["merchant", "admin"]),
+  scopes: z.array(z.enum(SCOPES)),
+  key_prefix: z.string(),
+  last4: z.string(),
+  status: z.enum(["active", "revoked"]),
+  created_at: timestamp,
+  last_used_at: timestamp.nullable(),
+  revoked_at: timestamp.nullable(),
+  key: z.string().optional().meta({ description: "The key in plaintext: only in the create and rotate answers, never again." }),
+}).meta({ id: "ApiKey" }) satisfies z.ZodType<{ type: KeyType; mode: Mode; role: Role; scopes: Scope[] }>;
+export type ApiKey = z.infer<typeof apiKeySchema>;
 
 export function toApiKey(row: ApiKeyRow, plaintext?: string): ApiKey {
   return {

@@ -2,9 +2,9 @@ import { byKey } from "../audit/audit-actor";
 import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { json, route, type Route } from "../http/route";
-import { parse } from "../http/validate";
 import { getMerchant } from "../merchants/merchants";
-import { listParams } from "../pagination";
+import { listOf, listParams, listQuery } from "../pagination";
+import { apiKeySchema } from "./api-key";
 import { createApiKey, listCallerApiKeys, revokeApiKey, rotateApiKey } from "./api-keys";
 import { SCOPES } from "./scopes";
 
@@ -26,10 +26,12 @@ export function keyRoutes(app: AppContext): Route[] {
       path: "/v1/api-keys",
       scope: "keys:write",
       secretFields: ["key"],
+      summary: "Create an API key for the caller's merchant and mode (the plaintext is in this answer only)",
+      body: createBody,
+      responses: { 201: apiKeySchema },
       handle: (req) => {
-        const input = parse(createBody, req.body);
         const { actor } = req;
-        return req.unit.commit((trx) => createApiKey(trx, { merchantId: actor.merchantId, mode: actor.mode, role: "merchant", ...input }, actor, byKey(actor)));
+        return req.unit.commit((trx) => createApiKey(trx, { merchantId: actor.merchantId, mode: actor.mode, role: "merchant", ...req.body }, actor, byKey(actor)));
       },
       present: (key) => json(201, key),
     }),
@@ -37,6 +39,9 @@ export function keyRoutes(app: AppContext): Route[] {
       method: "GET",
       path: "/v1/api-keys",
       scope: "keys:read",
+      summary: "List the merchant's API keys",
+      query: listQuery,
+      responses: { 200: listOf(apiKeySchema) },
       handle: (req) => listCallerApiKeys(app.db, req.actor, listParams(req.query)),
       present: (page) => json(200, page),
     }),
@@ -45,8 +50,11 @@ export function keyRoutes(app: AppContext): Route[] {
       path: "/v1/api-keys/:keyId/rotate",
       scope: "keys:write",
       secretFields: ["key"],
+      summary: "Replace an API key with a new one (the plaintext is in this answer only)",
+      body: z.strictObject({}),
+      responses: { 200: apiKeySchema },
+      errors: { 404: ["api_key_not_found"], 409: ["api_key_revoked"] },
       handle: async (req) => {
-        parse(z.strictObject({}), req.body);
         const key = await req.unit.commit((trx) => rotateApiKey(trx, req.actor.merchantId, req.params.keyId as string, req.actor, byKey(req.actor)));
         app.auth.invalidate();
         return key;
@@ -57,6 +65,9 @@ export function keyRoutes(app: AppContext): Route[] {
       method: "DELETE",
       path: "/v1/api-keys/:keyId",
       scope: "keys:write",
+      summary: "Revoke an API key",
+      responses: { 200: apiKeySchema.pick({ id: true, object: true, status: true, revoked_at: true }) },
+      errors: { 404: ["api_key_not_found"] },
       handle: async (req) => {
         const key = await req.unit.commit((trx) => revokeApiKey(trx, req.actor.merchantId, req.params.keyId as string, req.actor, byKey(req.actor)));
         app.auth.invalidate();
@@ -69,8 +80,12 @@ export function keyRoutes(app: AppContext): Route[] {
       path: "/admin/merchants/:merchantId/api-keys",
       scope: "admin",
       secretFields: ["key"],
+      summary: "Create an API key for any merchant (the plaintext is in this answer only)",
+      body: adminCreateBody,
+      responses: { 201: apiKeySchema },
+      errors: { 404: ["merchant_not_found"] },
       handle: async (req) => {
-        const input = parse(adminCreateBody, req.body);
+        const input = req.body;
         const merchant = await getMerchant(app.db, req.params.merchantId as string);
         return req.unit.commit((trx) => createApiKey(trx, { ...input, merchantId: merchant.id, mode: input.mode ?? req.actor.mode }, req.actor, byKey(req.actor)));
       },

@@ -1,19 +1,21 @@
+import { z } from "zod";
 import type { Db } from "../../store/database";
 import { findMerchant, insertMerchant, listMerchants as listMerchantRows } from "../../store/merchants";
 import type { MerchantRow } from "../../store/schema";
 import type { AuditActor } from "../audit/audit-actor";
 import { recordAudit } from "../audit/record-audit";
 import { ApiError } from "../errors";
-import { isoNow, newMerchantShortId, newUuid } from "../ids";
+import { isoNow, newMerchantShortId, newUuid, timestamp } from "../ids";
 import { toPage, type ListPage, type ListParams } from "../pagination";
 
-export interface Merchant {
-  id: string;
-  object: "merchant";
-  short_id: string;
-  name: string;
-  created_at: string;
-}
+export const merchantSchema = z.object({
+  id: z.uuid(),
+  object: z.literal("merchant"),
+  short_id: z.string(),
+  name: z.string(),
+  created_at: timestamp,
+}).meta({ id: "Merchant" });
+export type Merchant = z.infer<typeof merchantSchema>;
 
 export const toMerchant = (row: MerchantRow): Merchant => ({
   id: row.id,

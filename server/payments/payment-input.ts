@@ -29,12 +29,12 @@ export const newPaymentBody = z.strictObject({
   connector_account: selector.optional(),
   description: z.string().max(1000).optional(),
   metadata: metadata.optional(),
-});
+}).meta({ id: "NewPayment" });
 export type NewPaymentInput = z.output<typeof newPaymentBody>;
 
 const paymentId = z.string().min(1).max(100);
 
-export const captureBody = z.strictObject({ payment_id: paymentId, amount: amount.optional(), connector_account: selector.optional() });
+export const captureBody = z.strictObject({ payment_id: paymentId, amount: amount.optional(), connector_account: selector.optional() }).meta({ id: "CaptureOrVoid" });
 export const voidBody = captureBody;
 export const refundBody = captureBody.extend({ reason: z.string().max(500).optional() });
 export type FollowOnInput = z.output<typeof refundBody>;

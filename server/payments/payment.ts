@@ -1,40 +1,46 @@
+import { z } from "zod";
 import type { PaymentRow, RefundRow } from "../../store/schema";
 import type { ConnectorId } from "../connectors/connector";
+import { CONNECTOR_IDS } from "../connectors/registry";
+import { timestamp } from "../ids";
 
-export type PaymentStatus = "authorized" | "succeeded" | "partially_refunded" | "refunded" | "voided" | "failed";
+export const PAYMENT_STATUSES = ["authorized", "succeeded", "partially_refunded", "refunded", "voided", "failed"] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
-export interface Refund {
-  id: string;
-  amount: number;
-  reason: string | null;
-  created_at: string;
-}
+const refundSchema = z.object({
+  id: z.string(),
+  amount: z.number().int(),
+  reason: z.string().nullable(),
+  created_at: timestamp,
+});
+export type Refund = z.infer<typeof refundSchema>;
 
 /** A payment (spec "Payment", CONTRACT §5): API answers, webhook `data` and the CLI share it. */
-export interface Payment {
-  id: string;
-  object: "payment";
-  merchant_id: string;
-  amount: number;
-  amount_captured: number;
-  amount_refunded: number;
-  currency: string;
-  status: PaymentStatus;
-  capture_method: "manual" | "automatic";
-  connector_id: ConnectorId;
-  connector_account_id: string;
-  connector_account_short_id: string;
-  connector_transaction_id: string | null;
-  test_mode: boolean;
-  card: { brand: string; last4: string; exp_month: number; exp_year: number };
-  failure_code: string | null;
-  failure_message: string | null;
-  refunds: Refund[];
-  description: string | null;
-  metadata: Record<string, string>;
-  created_at: string;
-  updated_at: string;
-}
+export const paymentSchema = z.object({
+  id: z.string(),
+  object: z.literal("payment"),
+  merchant_id: z.string(),
+  amount: z.number().int().meta({ description: "In minor units of the currency." }),
+  amount_captured: z.number().int(),
+  amount_refunded: z.number().int(),
+  currency: z.string().meta({ description: "ISO 4217 code, lower case." }),
+  status: z.enum(PAYMENT_STATUSES),
+  capture_method: z.enum(["manual", "automatic"]),
+  connector_id: z.enum(CONNECTOR_IDS as [ConnectorId, ...ConnectorId[]]),
+  connector_account_id: z.string(),
+  connector_account_short_id: z.string(),
+  connector_transaction_id: z.string().nullable(),
+  test_mode: z.boolean(),
+  card: z.object({ brand: z.string(), last4: z.string(), exp_month: z.number().int(), exp_year: z.number().int() }),
+  failure_code: z.string().nullable(),
+  failure_message: z.string().nullable(),
+  refunds: z.array(refundSchema),
+  description: z.string().nullable(),
+  metadata: z.record(z.string(), z.string()),
+  created_at: timestamp,
+  updated_at: timestamp,
+}).meta({ id: "Payment" });
+export type Payment = z.infer<typeof paymentSchema>;
 
 export function toPayment(row: PaymentRow, accountShortId: string, refunds: readonly RefundRow[]): Payment {
   return {

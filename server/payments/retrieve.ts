@@ -5,7 +5,7 @@ import { ApiError, errors } from "../errors";
 import { parse } from "../http/validate";
 import type { Actor } from "../keys/actor";
 import { toPage, type ListPage, type ListParams } from "../pagination";
-import { toPayment, type Payment } from "./payment";
+import { PAYMENT_STATUSES, toPayment, type Payment } from "./payment";
 
 export const paymentNotFound = (id: string, param: string) =>
   new ApiError(404, "payment_intent_not_found", `No such payment: ${id}.`, { param });
@@ -18,8 +18,8 @@ export async function getPayment(db: Db, actor: Actor, id: string, param = "id")
 }
 
 const isoTime = z.iso.datetime({ offset: true });
-const listFilter = z.object({
-  status: z.enum(["authorized", "succeeded", "partially_refunded", "refunded", "voided", "failed"]).optional(),
+export const listFilter = z.object({
+  status: z.enum(PAYMENT_STATUSES).optional(),
   created_gte: isoTime.optional(),
   created_lte: isoTime.optional(),
 });

@@ -1,19 +1,21 @@
+import { z } from "zod";
 import type { Db } from "../../store/database";
 import { getRouting, putRouting } from "../../store/routing";
 import type { ConnectorId, Mode } from "../connectors/connector";
-import { CONNECTORS } from "../connectors/registry";
+import { CONNECTOR_IDS, CONNECTORS } from "../connectors/registry";
 import type { AuditActor } from "../audit/audit-actor";
 import { recordAudit } from "../audit/record-audit";
 import { errors } from "../errors";
-import { isoNow } from "../ids";
+import { isoNow, timestamp } from "../ids";
 
 /** A merchant's connector priority for one mode (CONTRACT §6). */
-export interface Routing {
-  object: "routing";
-  mode: Mode;
-  connectors: ConnectorId[];
-  updated_at: string | null;
-}
+export const routingSchema = z.object({
+  object: z.literal("routing"),
+  mode: z.enum(["test", "live"]) satisfies z.ZodType<Mode>,
+  connectors: z.array(z.enum(CONNECTOR_IDS as [ConnectorId, ...ConnectorId[]])),
+  updated_at: timestamp.nullable(),
+}).meta({ id: "Routing" });
+export type Routing = z.infer<typeof routingSchema>;
 
 export async function getMerchantRouting(db: Db, merchantId: string, mode: Mode): Promise<Routing> {
   const row = await getRouting(db, merchantId, mode);

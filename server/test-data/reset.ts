@@ -1,21 +1,25 @@
+import { z } from "zod";
 import type { Trx } from "../../store/database";
 import { ApiError } from "../errors";
 import type { Actor } from "../keys/actor";
 
 /** How many rows of each kind a reset deleted. */
-export interface ResetResult {
-  object: "test_data_reset";
-  merchant: string;
-  deleted: {
-    payments: number;
-    refunds: number;
-    card_tokens: number;
-    events: number;
-    webhook_deliveries: number;
-    webhook_attempts: number;
-    idempotency_keys: number;
-  };
-}
+export const resetResultSchema = z
+  .object({
+    object: z.literal("test_data_reset"),
+    merchant: z.string(),
+    deleted: z.object({
+      payments: z.number().int(),
+      refunds: z.number().int(),
+      card_tokens: z.number().int(),
+      events: z.number().int(),
+      webhook_deliveries: z.number().int(),
+      webhook_attempts: z.number().int(),
+      idempotency_keys: z.number().int(),
+    }),
+  })
+  .meta({ id: "TestDataReset" });
+export type ResetResult = z.infer<typeof resetResultSchema>;
 
 const count = (result: { numDeletedRows: bigint }): number => Number(result.numDeletedRows);
 

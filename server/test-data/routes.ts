@@ -1,8 +1,7 @@
 import { z } from "zod";
 import type { AppContext } from "../app-context";
 import { json, route, type Route } from "../http/route";
-import { parse } from "../http/validate";
-import { assertMayReset, resetTestData } from "./reset";
+import { assertMayReset, resetResultSchema, resetTestData } from "./reset";
 
 /**
  * `POST /v1/test_data/reset`: the same reset as `paygate reset`, for the calling test
@@ -16,8 +15,10 @@ export function testDataRoutes(app: AppContext): Route[] {
       path: "/v1/test_data/reset",
       scope: "payments:write",
       idempotent: false,
+      summary: "Delete the merchant's test-mode data (payments, refunds, card tokens, events, deliveries, test keys' idempotency records); test secret keys only",
+      body: z.strictObject({}),
+      responses: { 200: resetResultSchema },
       handle: async (req) => {
-        parse(z.strictObject({}), req.body);
         assertMayReset(req.actor);
         return req.unit.commit((trx) => resetTestData(trx, req.actor.merchantId));
       },

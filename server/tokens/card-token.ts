@@ -1,16 +1,19 @@
+import { z } from "zod";
+import { timestamp } from "../ids";
 import type { CardTokenRow } from "../../store/schema";
 
 /** The tokenization response (spec "Card token"). Never holds the number or the CVC. */
-export interface CardToken {
-  token: string;
-  object: "card_token";
-  bin_prefix: string;
-  last4: string;
-  exp_month: number;
-  exp_year: number;
-  card_brand: string;
-  created_at: string;
-}
+export const cardTokenSchema = z.object({
+  token: z.string(),
+  object: z.literal("card_token"),
+  bin_prefix: z.string(),
+  last4: z.string(),
+  exp_month: z.number().int(),
+  exp_year: z.number().int(),
+  card_brand: z.string(),
+  created_at: timestamp,
+}).meta({ id: "CardToken" });
+export type CardToken = z.infer<typeof cardTokenSchema>;
 
 export const toCardToken = (row: CardTokenRow): CardToken => ({
   token: row.token,

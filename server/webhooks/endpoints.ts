@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { Db } from "../../store/database";
 import type { Owner } from "../../store/events";
 import type { WebhookEndpointRow } from "../../store/schema";
@@ -5,8 +6,8 @@ import { countEndpoints, findEndpoint, insertEndpoint, listEndpoints as listEndp
 import type { AuditActor } from "../audit/audit-actor";
 import { recordAudit, type AuditAction, type AuditEntry } from "../audit/record-audit";
 import { ApiError, errors } from "../errors";
-import type { EventType } from "../events/event";
-import { isoNow, newWebhookEndpointId } from "../ids";
+import { EVENT_TYPES, type EventType } from "../events/event";
+import { isoNow, newWebhookEndpointId, timestamp } from "../ids";
 import { toPage, type ListPage, type ListParams } from "../pagination";
 import type { Cipher } from "../secrets/cipher";
 import { newSigningSecret, ROTATION_GRACE_MS, sealSecret } from "./signing-secrets";
@@ -15,24 +16,25 @@ import { checkEndpointUrl, type SelfAddress } from "./url-policy";
 /** What an endpoint subscribes to: event types, or `"*"` for all of them. */
 export type Subscription = EventType | "*";
 
-export interface WebhookEndpoint {
-  id: string;
-  object: "webhook_endpoint";
-  url: string;
-  event_types: Subscription[];
-  description: string | null;
-  status: "enabled" | "disabled";
-  created_at: string;
-  updated_at: string;
-  /** The signing secret in plaintext: only in the create and rotate answers. */
-  secret?: string;
-}
+export const webhookEndpointSchema = z.object({
+  id: z.string(),
+  object: z.literal("webhook_endpoint"),
+  url: z.string(),
+  event_types: z.array(z.enum([...EVENT_TYPES, "*"])),
+  description: z.string().nullable(),
+  status: z.enum(["enabled", "disabled"]),
+  created_at: timestamp,
+  updated_at: timestamp,
+  secret: z.string().optional().meta({ description: "The signing secret in plaintext: only in the create and rotate answers." }),
+}).meta({ id: "WebhookEndpoint" });
+export type WebhookEndpoint = z.infer<typeof webhookEndpointSchema>;
 
-export interface DeletedWebhookEndpoint {
-  id: string;
-  object: "webhook_endpoint";
-  deleted: true;
-}
+export const deletedWebhookEndpointSchema = z.object({
+  id: z.string(),
+  object: z.literal("webhook_endpoint"),
+  deleted: z.literal(true),
+}).meta({ id: "DeletedWebhookEndpoint" });
+export type DeletedWebhookEndpoint = z.infer<typeof deletedWebhookEndpointSchema>;
 
 export function toWebhookEndpoint(row: WebhookEndpointRow, secret?: string): WebhookEndpoint {
   return {

@@ -1,31 +1,34 @@
+import { z } from "zod";
 import type { Db } from "../../store/database";
 import { findOwnedEvent, listEvents as listEventRows, type Owner } from "../../store/events";
 import type { EventRow, WebhookAttemptRow, WebhookDeliveryRow } from "../../store/schema";
 import { attemptsOf, deliveriesOfEvent } from "../../store/webhooks";
 import { ApiError, errors } from "../errors";
-import { toEvent, type Event, type EventType } from "../events/event";
+import { eventSchema, toEvent, type Event, type EventType } from "../events/event";
+import { timestamp } from "../ids";
 import { toPage, type ListPage, type ListParams } from "../pagination";
 
-export interface AttemptLogEntry {
-  attempted_at: string;
-  status_code: number | null;
-  duration_ms: number;
-  error: string | null;
-  response_excerpt: string | null;
-}
+const attemptLogEntrySchema = z.object({
+  attempted_at: timestamp,
+  status_code: z.number().int().nullable(),
+  duration_ms: z.number(),
+  error: z.string().nullable(),
+  response_excerpt: z.string().nullable(),
+});
+export type AttemptLogEntry = z.infer<typeof attemptLogEntrySchema>;
 
-export interface DeliveryDetail {
-  id: string;
-  endpoint_id: string;
-  status: WebhookDeliveryRow["status"];
-  /** Attempts since the delivery was last queued (a replay starts a fresh schedule). */
-  attempts: number;
-  next_attempt_at: string | null;
-  /** Every attempt ever made, replays included, oldest first. */
-  attempts_log: AttemptLogEntry[];
-}
+const deliveryDetailSchema = z.object({
+  id: z.string(),
+  endpoint_id: z.string(),
+  status: z.enum(["pending", "succeeded", "dead"]) satisfies z.ZodType<WebhookDeliveryRow["status"]>,
+  attempts: z.number().int().meta({ description: "Attempts since the delivery was last queued (a replay starts a fresh schedule)." }),
+  next_attempt_at: timestamp.nullable(),
+  attempts_log: z.array(attemptLogEntrySchema).meta({ description: "Every attempt ever made, replays included, oldest first." }),
+});
+export type DeliveryDetail = z.infer<typeof deliveryDetailSchema>;
 
-export type EventWithDeliveries = Event & { deliveries: DeliveryDetail[] };
+export const eventWithDeliveriesSchema = eventSchema.extend({ deliveries: z.array(deliveryDetailSchema) }).meta({ id: "EventWithDeliveries" });
+export type EventWithDeliveries = z.infer<typeof eventWithDeliveriesSchema>;
 
 const toAttemptLogEntry = (row: WebhookAttemptRow): AttemptLogEntry => ({
   attempted_at: row.attempted_at,

@@ -4,10 +4,19 @@ import type { AppContext } from "../app-context";
 import { EVENT_TYPES } from "../events/event";
 import { eventRoutes } from "../events/routes";
 import { json, route, type Route } from "../http/route";
-import { parse } from "../http/validate";
-import { listParams } from "../pagination";
-import { createEndpoint, deleteEndpoint, getEndpointRow, listEndpoints, rotateSecret, toWebhookEndpoint, updateEndpoint } from "./endpoints";
-import { sendTestDelivery } from "./test-delivery";
+import { listOf, listParams, listQuery } from "../pagination";
+import {
+  createEndpoint,
+  deletedWebhookEndpointSchema,
+  deleteEndpoint,
+  getEndpointRow,
+  listEndpoints,
+  rotateSecret,
+  toWebhookEndpoint,
+  updateEndpoint,
+  webhookEndpointSchema,
+} from "./endpoints";
+import { sendTestDelivery, testDeliveryResultSchema } from "./test-delivery";
 
 const subscription = z.enum([...EVENT_TYPES, "*"], { error: `Each event type must be one of ${EVENT_TYPES.join(", ")}, or "*" for all.` });
 const eventTypes = z.array(subscription, { error: "event_types must be an array of event types." }).min(1, { error: "event_types must name at least one event type." });
@@ -23,6 +32,7 @@ export const updateBody = z.strictObject({
 });
 export const testBody = z.strictObject({ event_type: z.enum(EVENT_TYPES, { error: `event_type must be one of ${EVENT_TYPES.join(", ")}.` }).optional() });
 const noBody = z.strictObject({});
+const endpointNotFound = { 404: ["webhook_endpoint_not_found"] };
 
 /** `/v1/webhook_endpoints…` (CONTRACT §7) and `/v1/events…`. Endpoints belong to the calling key's merchant and mode. */
 export function webhookRoutes(app: AppContext): Route[] {
@@ -33,16 +43,20 @@ export function webhookRoutes(app: AppContext): Route[] {
       path: "/v1/webhook_endpoints",
       scope: "webhooks:write",
       secretFields: ["secret"],
-      handle: (req) => {
-        const input = parse(createBody, req.body);
-        return req.unit.commit((trx) => createEndpoint(trx, app.cipher, req.actor, input, app.self, byKey(req.actor)));
-      },
+      summary: "Create a webhook endpoint (the signing secret is in this answer only)",
+      body: createBody,
+      responses: { 201: webhookEndpointSchema },
+      errors: { 400: ["webhook_endpoint_limit_reached"] },
+      handle: (req) => req.unit.commit((trx) => createEndpoint(trx, app.cipher, req.actor, req.body, app.self, byKey(req.actor))),
       present: (endpoint) => json(201, endpoint),
     }),
     route({
       method: "GET",
       path: "/v1/webhook_endpoints",
       scope: "webhooks:read",
+      summary: "List webhook endpoints",
+      query: listQuery,
+      responses: { 200: listOf(webhookEndpointSchema) },
       handle: (req) => listEndpoints(app.db, req.actor, listParams(req.query)),
       present: (page) => json(200, page),
     }),
@@ -50,6 +64,9 @@ export function webhookRoutes(app: AppContext): Route[] {
       method: "GET",
       path: "/v1/webhook_endpoints/:id",
       scope: "webhooks:read",
+      summary: "Retrieve a webhook endpoint",
+      responses: { 200: webhookEndpointSchema },
+      errors: endpointNotFound,
       handle: async (req) => toWebhookEndpoint(await getEndpointRow(app.db, req.actor, id(req.params))),
       present: (endpoint) => json(200, endpoint),
     }),
@@ -57,16 +74,20 @@ export function webhookRoutes(app: AppContext): Route[] {
       method: "PATCH",
       path: "/v1/webhook_endpoints/:id",
       scope: "webhooks:write",
-      handle: (req) => {
-        const patch = parse(updateBody, req.body);
-        return req.unit.commit((trx) => updateEndpoint(trx, req.actor, id(req.params), patch, app.self, byKey(req.actor)));
-      },
+      summary: "Update a webhook endpoint",
+      body: updateBody,
+      responses: { 200: webhookEndpointSchema },
+      errors: endpointNotFound,
+      handle: (req) => req.unit.commit((trx) => updateEndpoint(trx, req.actor, id(req.params), req.body, app.self, byKey(req.actor))),
       present: (endpoint) => json(200, endpoint),
     }),
     route({
       method: "DELETE",
       path: "/v1/webhook_endpoints/:id",
       scope: "webhooks:write",
+      summary: "Delete a webhook endpoint",
+      responses: { 200: deletedWebhookEndpointSchema },
+      errors: endpointNotFound,
       handle: (req) => req.unit.commit((trx) => deleteEndpoint(trx, req.actor, id(req.params), byKey(req.actor))),
       present: (deleted) => json(200, deleted),
     }),
@@ -75,17 +96,22 @@ export function webhookRoutes(app: AppContext): Route[] {
       path: "/v1/webhook_endpoints/:id/rotate_secret",
       scope: "webhooks:write",
       secretFields: ["secret"],
-      handle: (req) => {
-        parse(noBody, req.body);
-        return req.unit.commit((trx) => rotateSecret(trx, app.cipher, req.actor, id(req.params), byKey(req.actor)));
-      },
+      summary: "Replace an endpoint's signing secret (the new secret is in this answer only; the old one stays valid for a grace period)",
+      body: noBody,
+      responses: { 200: webhookEndpointSchema },
+      errors: endpointNotFound,
+      handle: (req) => req.unit.commit((trx) => rotateSecret(trx, app.cipher, req.actor, id(req.params), byKey(req.actor))),
       present: (endpoint) => json(200, endpoint),
     }),
     route({
       method: "POST",
       path: "/v1/webhook_endpoints/:id/test",
       scope: "webhooks:write",
-      handle: (req) => sendTestDelivery(app, req.actor, id(req.params), parse(testBody, req.body).event_type),
+      summary: "Send a signed sample event to the endpoint now and report the answer",
+      body: testBody,
+      responses: { 200: testDeliveryResultSchema },
+      errors: endpointNotFound,
+      handle: (req) => sendTestDelivery(app, req.actor, id(req.params), req.body.event_type),
       present: (result) => json(200, result),
     }),
     ...eventRoutes(app),

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { Owner } from "../../store/events";
 import type { AppContext } from "../app-context";
 import { EVENT_TYPES, type Event, type EventType } from "../events/event";
@@ -7,14 +8,14 @@ import { postWebhook } from "./send";
 import { webhookHeaders } from "./signature";
 import { signingSecrets } from "./signing-secrets";
 
-export interface TestDeliveryResult {
-  delivered: boolean;
-  status_code: number | null;
-  duration_ms: number;
-  event_id: string;
-  /** Why the attempt failed (refused target, timeout, connection error); null when an answer came. */
-  error: string | null;
-}
+export const testDeliveryResultSchema = z.object({
+  delivered: z.boolean(),
+  status_code: z.number().int().nullable(),
+  duration_ms: z.number(),
+  event_id: z.string(),
+  error: z.string().nullable().meta({ description: "Why the attempt failed (refused target, timeout, connection error); null when an answer came." }),
+}).meta({ id: "TestDeliveryResult" });
+export type TestDeliveryResult = z.infer<typeof testDeliveryResultSchema>;
 
 const SAMPLE_STATUS: Record<EventType, string> = {
   "payment.authorized": "authorized",

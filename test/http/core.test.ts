@@ -11,11 +11,13 @@ import { expectError } from "../support/errors";
 function probeRoutes(app: AppContext): Route[] {
   return [
     ...allRoutes(app),
-    route({ method: "PUT", path: "/probe/echo", scope: null, idempotent: false, handle: async (req) => req.body, present: (b) => json(200, b) }),
+    route({ method: "PUT", path: "/probe/echo", scope: null, idempotent: false, summary: "probe", responses: {}, handle: async (req) => req.body, present: (b) => json(200, b) }),
     route({
       method: "GET",
       path: "/probe/slow",
       scope: null,
+      summary: "probe",
+      responses: {},
       handle: () => new Promise((resolve) => setTimeout(() => resolve({ finished: true }), 700)),
       present: (b) => json(200, b),
     }),
@@ -23,6 +25,8 @@ function probeRoutes(app: AppContext): Route[] {
       method: "GET",
       path: "/probe/crash",
       scope: null,
+      summary: "probe",
+      responses: {},
       handle: async () => {
         throw new Error("secret internals at /srv/paygate/db.ts:42");
       },
