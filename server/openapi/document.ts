@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { VERSION } from "../app-context";
+import { TEST_CARDS } from "../connectors/mock/test-cards";
 import { errorEnvelopeSchema } from "../http/error-envelope";
 import { isIdempotent, takesBody } from "../http/pipeline";
 import { isStreamed, type ErrorCodes, type Route } from "../http/route";
@@ -169,7 +170,16 @@ export function openApiDocument(routes: readonly Route[]): OpenApiDocument {
     info: {
       title: "paygate",
       version: VERSION,
-      description: "A self-hostable payment gateway. Every answer, error or not, carries X-Request-Id; errors use the one envelope `Error`.",
+      description: [
+        "A self-hostable payment gateway. Every answer, error or not, carries X-Request-Id; errors use the one envelope `Error`.",
+        "Reading events (`/v1/events…`) takes `payments:read` besides the webhooks scope: events carry the payment.",
+        "",
+        "Test mode accepts only these cards (any future expiry, any CVC, any 5-digit ZIP); the number decides what the built-in mock connector does:",
+        "",
+        "| card | outcome |",
+        "|---|---|",
+        ...TEST_CARDS.map((card) => `| ${card.number} | ${card.outcome} |`),
+      ].join("\n"),
     },
     security: [{ apiKey: [] }],
     paths,

@@ -2,6 +2,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TEST_CARDS } from "../../server/connectors/mock/test-cards";
 import { byOperator } from "../../server/audit/audit-actor";
 import { openApiPath, operationId } from "../../server/openapi/document";
 import { routeTable } from "../../server/openapi/route-table";
@@ -134,6 +135,11 @@ describe("the OpenAPI document", () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(doc.openapi).toMatch(/^3\.1\./);
+  });
+
+  it("lists every test card and what the mock connector does with it", () => {
+    const description = (doc.info as { description: string }).description;
+    for (const card of TEST_CARDS) expect(description).toContain(`| ${card.number} | ${card.outcome} |`);
   });
 
   it("documents every route of the route table, and nothing else", () => {
