@@ -1,6 +1,7 @@
-import { getRequestIP, type H3, type H3Event } from "h3";
+import type { H3, H3Event } from "h3";
 import type { AppContext } from "../app-context";
 import { ApiError } from "../errors";
+import { clientAddress } from "../http/client-address";
 import { answerError, asApiError, logRequest, toResponse } from "../http/pipeline";
 import { requestIdFor } from "../http/request-id";
 import { metricsRefusal } from "./access";
@@ -18,7 +19,9 @@ export function serveMetrics(h3: H3, app: AppContext): void {
     if (event.req.method !== "GET" && event.req.method !== "HEAD") {
       return answerError(app, event, new ApiError(405, "method_not_allowed", `${event.req.method} is not allowed on ${METRICS_PATH}. Allowed: GET.`, { headers: { allow: "GET" } }), METRICS_PATH);
     }
-    const refusal = metricsRefusal(getRequestIP(event), event.req.headers.get("authorization"), app.config.metricsToken);
+    // Behind a trusted proxy the client is the forwarded address, not the (local) proxy.
+    const client = clientAddress(event, app.config.trustProxy, app.config.tls ? "https" : "http");
+    const refusal = metricsRefusal(client.ip, event.req.headers.get("authorization"), app.config.metricsToken);
     if (refusal) return answerError(app, event, refusal, METRICS_PATH);
     const started = performance.now();
     const requestId = requestIdFor(event.req.headers.get("x-request-id"));

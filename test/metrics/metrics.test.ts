@@ -192,3 +192,19 @@ describe("who may scrape (the decision)", () => {
     }
   });
 });
+
+describe("/metrics behind a trusted proxy", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await bootServer({ env: { PAYGATE_TRUST_PROXY: "1" } });
+  });
+  afterAll(() => server.stop());
+
+  it("judges the forwarded client, not the local proxy: a remote client is refused without a token", async () => {
+    const remote = await server.request("/metrics", { headers: { "x-forwarded-for": "203.0.113.9" } });
+    expect(remote.status).toBe(403);
+    expect((await remote.json()).error.code).toBe("metrics_forbidden");
+    expect((await server.request("/metrics", { headers: { "x-forwarded-for": "127.0.0.1" } })).status).toBe(200);
+    expect((await server.request("/metrics")).status).toBe(200);
+  });
+});
