@@ -2,8 +2,11 @@ import { randomBytes } from "node:crypto";
 import type { Command } from "commander";
 import type { AppContext } from "../server/app-context";
 import type { Mode } from "../server/connectors/connector";
-import { ApiError } from "../server/errors";
+import { ApiError, errors } from "../server/errors";
 import { beginIdempotent, fingerprint } from "../server/http/idempotency";
+import { render } from "../server/http/pipeline";
+import { requestIdFor } from "../server/http/request-id";
+import { json } from "../server/http/route";
 import type { Actor } from "../server/keys/actor";
 import { SECRET_KEY_SCOPES } from "../server/keys/scopes";
 import { getMerchant } from "../server/merchants/merchants";
@@ -64,16 +67,16 @@ export async function idempotentWrite<T>(app: AppContext, actor: Actor, path: st
     return stored;
   }
   const session = begun.session;
-  const render = (value: unknown) => ({ status: 200, headers: {}, body: JSON.stringify(value) });
+  // Rendered as the HTTP API renders them, so both front doors keep the same records.
+  const requestId = requestIdFor(null);
+  const answer = (value: unknown) => render(json(200, value), requestId);
   try {
-    const value = await write(session.unit(render, (reply) => reply));
-    await session.finish(render(value));
+    const value = await write(session.unit(answer, (reply) => reply));
+    await session.finish(answer(value));
     return value;
   } catch (error) {
-    const status = error instanceof ApiError ? error.status : 500;
-    const code = error instanceof ApiError ? error.code : "internal_error";
-    const message = error instanceof Error ? error.message : "";
-    await session.finish({ status, headers: {}, body: JSON.stringify({ error: { type: "api_error", code, message } }) }, code);
+    const apiError = error instanceof ApiError ? error : errors.internal();
+    await session.finish(render(apiError, requestId), apiError.code);
     throw error;
   }
 }
