@@ -4,6 +4,7 @@ import type { Logger } from "./logger";
 import type { Metrics } from "./metrics/metrics";
 import type { Db, Store } from "../store/database";
 import type { GroupCommit } from "../store/group-commit";
+import type { Instances } from "./jobs/instance-heartbeat";
 import type { Authenticator } from "./keys/authenticator";
 import type { Cipher } from "./secrets/cipher";
 import type { WebhookDelivery } from "./webhooks/service";
@@ -29,6 +30,8 @@ export interface AppContext {
   self: SelfAddress | undefined;
   /** Webhook sending; a no-op in the CLI. */
   webhooks: WebhookDelivery;
+  /** The serving processes on this database (server/jobs/instance-heartbeat.ts); one in the CLI. */
+  instances: Instances;
   /** Prometheus metrics of this process (server/metrics). */
   metrics: Metrics;
   /** Run in order at shutdown, before the store closes (flush batches, stop timers). */

@@ -13,6 +13,7 @@ import { tokenRoutes } from "./tokens/routes";
 import { assertDevModeAllowed, assertNoLiveAccess, devModeActor, type DevSeeder } from "./dev-mode";
 import { healthRoutes } from "./health/routes";
 import { scheduleIdempotencyPurge } from "./jobs/idempotency-purge";
+import { ONE_INSTANCE, startInstanceHeartbeat } from "./jobs/instance-heartbeat";
 import { Authenticator } from "./keys/authenticator";
 import { keyRoutes } from "./keys/routes";
 import { merchantRoutes } from "./merchants/routes";
@@ -85,7 +86,7 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   const metrics = new Metrics(store.db);
   const writes = new GroupCommit(store.db, (size) => metrics.groupCommit(size));
   const fingerprintKey = cipher.deriveKey(FINGERPRINT_KEY_LABEL);
-  return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, fingerprintKey, self: undefined, webhooks: NO_DELIVERY, metrics, closers: [() => auth.close()] };
+  return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, fingerprintKey, self: undefined, webhooks: NO_DELIVERY, instances: ONE_INSTANCE, metrics, closers: [() => auth.close()] };
 }
 
 /** Runs the shutdown hooks, then closes the database. */
@@ -124,6 +125,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   app.self = selfAddress(config.host, listening.port);
   scheduleIdempotencyPurge(app);
+  try {
+    app.instances = await startInstanceHeartbeat(app);
+  } catch (error) {
+    await closeAppContext(app);
+    await listening.close(0);
+    throw error;
+  }
   app.webhooks = startWebhookDelivery(app);
   app.closers.unshift(() => app.webhooks.stop());
   const h3 = createRouter(app, (options.routes ?? allRoutes)(app));
