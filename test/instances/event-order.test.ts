@@ -47,7 +47,7 @@ describe("event order across instances", () => {
       const events = (await (await server.request("/v1/events", { headers: auth(m.secret) })).json()).data as Array<{ id: string; type: string; created_at: string }>;
       expect(events.map((e) => e.type)).toEqual(["payment.captured", "payment.authorized"]);
       const [captured] = events;
-      expect(captured?.id > elsewhere).toBe(true);
+      expect((captured?.id ?? "") > elsewhere).toBe(true);
       expect(captured?.created_at).toBe(sortableIdTime("evt_", captured?.id as string));
     } finally {
       await server.stop();
