@@ -2,8 +2,7 @@ import type { Cache } from "./cache/cache";
 import type { Config } from "./config";
 import type { Logger } from "./logger";
 import type { Metrics } from "./metrics/metrics";
-import type { Db, Store } from "../store/database";
-import type { GroupCommit } from "../store/group-commit";
+import type { Db, Store, Writes } from "../store/database";
 import type { Instances } from "./jobs/instance-heartbeat";
 import type { Authenticator } from "./keys/authenticator";
 import type { Cipher } from "./secrets/cipher";
@@ -15,8 +14,8 @@ export interface AppContext {
   config: Config;
   store: Store;
   db: Db;
-  /** Every transactional write goes through here: concurrent writes share one fsync. */
-  writes: GroupCommit;
+  /** Every transactional write goes through here (SQLite: concurrent writes share one fsync). */
+  writes: Writes;
   cache: Cache;
   log: Logger;
   /** The per-request line (server/http/pipeline.ts). */

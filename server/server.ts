@@ -35,8 +35,8 @@ import type { Route } from "./http/route";
 import { createLoggers, type Loggers } from "./logger";
 import { serveMetrics } from "./metrics/endpoint";
 import { Metrics } from "./metrics/metrics";
-import { migrate, openStore } from "../store/database";
-import { GroupCommit } from "../store/group-commit";
+import { migrate } from "../store/database";
+import { openStore } from "../store/open-store";
 
 /** How long shutdown waits for in-flight requests before closing their sockets. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -62,7 +62,7 @@ const DEV_SEEDERS: DevSeeder[] = [seedSandboxAccount];
 
 /** Opens the store, applies migrations, and wires the process-wide dependencies. */
 export async function createAppContext(config: Config, loggers: Loggers = createLoggers(config.logLevel)): Promise<AppContext> {
-  const store = openStore(config.dataDir, { busyTimeoutMs: config.busyTimeoutMs });
+  const store = openStore(config, { busyTimeoutMs: config.busyTimeoutMs });
   await migrate(store.db);
   const cache = new MemoryCache();
   let cipher: Cipher;
@@ -84,7 +84,7 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   const { log, requests: requestLog } = loggers;
   const auth = new Authenticator(store.db, store, cache, log, devActor);
   const metrics = new Metrics(store.db);
-  const writes = new GroupCommit(store.db, (size) => metrics.groupCommit(size));
+  const writes = store.createWrites((size) => metrics.groupCommit(size));
   const fingerprintKey = cipher.deriveKey(FINGERPRINT_KEY_LABEL);
   return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, fingerprintKey, self: undefined, webhooks: NO_DELIVERY, instances: ONE_INSTANCE, metrics, closers: [() => auth.close()] };
 }

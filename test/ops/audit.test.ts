@@ -1,7 +1,8 @@
 import { rmSync } from "node:fs";
 import { userInfo } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate, openStore, type Store } from "../../store/database";
+import { migrate, type Store } from "../../store/database";
+import { openSqliteStore } from "../../store/sqlite-store";
 import type { AuditLogRow } from "../../store/schema";
 import { runCli } from "../support/cli";
 import { expectError } from "../support/errors";
@@ -179,7 +180,7 @@ describe("audit log over the CLI", () => {
   const operator = userInfo().username;
   let store: Store;
   beforeAll(async () => {
-    store = openStore(dataDir);
+    store = openSqliteStore(dataDir);
     await migrate(store.db);
   });
   afterAll(async () => {

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { Migrator, sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../server/http/canonical-json";
-import { DATABASE_FILE, migrate, openStore } from "../../store/database";
+import { DATABASE_FILE, migrate } from "../../store/database";
+import { openSqliteStore } from "../../store/sqlite-store";
 import { claimIdempotencyKey, SCRUBBED_FINGERPRINT } from "../../store/idempotency";
 import { migrationProvider } from "../../store/migrations";
 import { bootServer, freshDataDir } from "../support/harness";
@@ -20,7 +21,7 @@ function digestForms(text: string): string[] {
 }
 
 /** Every value of every row of every table, as text; and how many rows were read. */
-async function dumpAllRows(db: ReturnType<typeof openStore>["db"]): Promise<{ text: string; rows: number; tables: Record<string, number> }> {
+async function dumpAllRows(db: ReturnType<typeof openSqliteStore>["db"]): Promise<{ text: string; rows: number; tables: Record<string, number> }> {
   const tables = (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(db)).rows.map((r) => r.name);
   let text = "";
   let rows = 0;
@@ -76,7 +77,7 @@ describe("card data at rest", () => {
 
   it("upgrading scrubs fingerprints written unkeyed, and a scrubbed key still replays", async () => {
     const dataDir = freshDataDir();
-    const store = openStore(dataDir);
+    const store = openSqliteStore(dataDir);
     const legacy = sha256(`POST\n/v1/tokens\n${canonicalJson({ card: { number: CARDS.approved, cvc: "123" } })}\n`).toString("hex");
     const scope = { apiKeyId: "key_old", method: "POST", path: "/v1/tokens", key: "k-legacy" };
     try {

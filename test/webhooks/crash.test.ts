@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMerchant } from "../../server/merchants/merchants";
 import { Cipher } from "../../server/secrets/cipher";
 import { createEndpoint } from "../../server/webhooks/endpoints";
-import { migrate, openStore, type Store } from "../../store/database";
+import { migrate, type Store } from "../../store/database";
+import { openSqliteStore } from "../../store/sqlite-store";
 import { startWebhookReceiver, type WebhookReceiver } from "../fakes/webhook-receiver";
 import { startCliServer, type CliServer } from "../support/cli";
 import { freshDataDir, testEnv } from "../support/harness";
@@ -23,7 +24,7 @@ describe("delivery survives a crash", () => {
   let merchantId: string;
   let server: CliServer | undefined;
   beforeAll(async () => {
-    store = openStore(dataDir);
+    store = openSqliteStore(dataDir);
     await migrate(store.db);
     receiver = await startWebhookReceiver();
     merchantId = (await createMerchant(store.db, "Crash Merchant", byOperator())).id;
