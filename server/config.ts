@@ -134,6 +134,10 @@ function parsePoolSize(value: string | undefined): number {
   return size;
 }
 
+/** The one line `backup` and `restore` answer on PostgreSQL, whose own tools do it better. */
+export const POSTGRES_BACKUP_HINT =
+  "paygate backup/restore copy the SQLite file; with PostgreSQL (PAYGATE_DATABASE_URL) use pg_dump and pg_restore (or your provider's backups), and keep PAYGATE_MASTER_KEY with them";
+
 /** Whether `host` only listens on this machine. */
 export function isLoopbackHost(host: string): boolean {
   if (host === "localhost") return true;

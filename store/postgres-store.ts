@@ -47,11 +47,19 @@ function unavailableIfLost(error: unknown): unknown {
 }
 
 function guardedPool(pool: pg.Pool): PostgresPool {
+  const guarded = new WeakSet<pg.PoolClient>();
   return {
     async connect(): Promise<PostgresPoolClient> {
       const client = await pool.connect().catch((error: unknown) => {
         throw unavailableIfLost(error);
       });
+      // A checked-out connection that the server drops between two statements emits
+      // "error" on itself, not on the pool: unheard, it would end the process. The
+      // statement that follows fails, and the pool replaces the connection.
+      if (!guarded.has(client)) {
+        guarded.add(client);
+        client.on("error", () => undefined);
+      }
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
       return {
         query: (...args: unknown[]) => {

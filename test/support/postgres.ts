@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -68,9 +68,13 @@ export async function startCluster(): Promise<Cluster> {
   chmodSync(root, 0o700);
   const port = await freePort();
   run(bin, "initdb", ["-D", dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync", "--locale=C"]);
+  // In the configuration, not on the command line, so a plain `pg_ctl start` brings it back.
   // Test speed only: fsync off loses nothing a test reads back while the cluster runs.
-  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400 -c shared_buffers=32MB`;
-  const start = () => run(bin, "pg_ctl", ["-D", dataDir, "-w", "-l", join(root, "log"), "-o", options, "start"]);
+  appendFileSync(
+    join(dataDir, "postgresql.conf"),
+    `\nport = ${port}\nunix_socket_directories = '${root}'\nlisten_addresses = '127.0.0.1'\nfsync = off\nmax_connections = 400\nshared_buffers = 32MB\n`,
+  );
+  const start = () => run(bin, "pg_ctl", ["-D", dataDir, "-w", "-l", join(root, "log"), "start"]);
   start();
   return {
     adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
