@@ -82,6 +82,18 @@ function peakRssMb(pid) {
   return match ? Math.round(Number(match[1]) / 1024) : NaN;
 }
 
+/** CPU time (user + system, ms) the processes used so far; with clock ticks of 10 ms. */
+function cpuMs(pids) {
+  let ticks = 0;
+  for (const pid of pids) {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10;
+}
+/** Every paygate instance's pid: the CPU a request costs is theirs together (not the database's). */
+const instancePids = [];
+
 let counter = 0;
 const uniqueKey = () => `bench-${process.pid}-${++counter}`;
 
@@ -153,17 +165,23 @@ try {
   const sandbox = JSON.parse(paygate.line);
   const base = sandbox.base_url;
   bases = [base];
+  instancePids.push(paygate.child.pid);
   for (let i = 1; i < INSTANCES; i++) {
     const serveArgs = useExe ? ["serve", "--port", "0", "--data", dataDir] : [bundle, "serve", "--port", "0", "--data", dataDir];
     const instance = await startProcess(command, serveArgs, { PAYGATE_RATE_LIMIT: "0", PAYGATE_LOG_LEVEL: "warn", ...heapEnv, ...engineEnv });
     bases.push(/listening on (\S+)/.exec(instance.line)[1]);
+    instancePids.push(instance.child.pid);
   }
   const { secret, publishable } = sandbox.keys;
   const pid = paygate.child.pid;
   const token = (await api(base, publishable, "/v1/tokens", { card: { number: "4242424242424242", exp_month: 12, exp_year: 2040, cvc: "123" } })).token;
   const card = { card: { number: "4242424242424242", exp_month: 12, exp_year: 2040, cvc: "123" } };
 
-  const scenario = async (name, options) => rows.push({ ...(await run(name, { url: base, ...options })), rss: peakRssMb(pid) });
+  const scenario = async (name, options) => {
+    const cpuBefore = cpuMs(instancePids);
+    const row = await run(name, { url: base, ...options });
+    rows.push({ ...row, rss: peakRssMb(pid), cpuPerRequest: (cpuMs(instancePids) - cpuBefore) / row.total });
+  };
 
   await scenario("tokenize", { requests: [writeRequest("/v1/tokens", publishable, () => card)] });
   await scenario("authorize (manual)", { requests: [writeRequest("/v1/payments/authorize", secret, () => ({ amount: 1000, currency: "usd", gateway_token: token, capture_method: "manual" }))] });
@@ -288,10 +306,10 @@ try {
   log("");
   log(`paygate benchmark — ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${useExe ? "executable" : "bundle"}, ${usePostgres ? `PostgreSQL, ${INSTANCES} instance(s) (RSS: the first)` : "SQLite"}, ${CONNECTIONS} connections, ${DURATION} s per scenario${heapEnv.NODE_OPTIONS ? `, NODE_OPTIONS="${SMALL_HEAP}"` : ""}`);
   log("");
-  log("| scenario | req/s | p50 ms | p99 ms | errors | vs bare h3 | server peak RSS MB |");
-  log("|---|---:|---:|---:|---:|---:|---:|");
+  log("| scenario | req/s | p50 ms | p99 ms | errors | vs bare h3 | server peak RSS MB | paygate CPU ms/request |");
+  log("|---|---:|---:|---:|---:|---:|---:|---:|");
   for (const row of rows) {
-    log(`| ${row.name} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${row.errors} | ${Math.round((row.rps / ceilingRps) * 100)}% | ${row.rss} |`);
+    log(`| ${row.name} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${row.errors} | ${Math.round((row.rps / ceilingRps) * 100)}% | ${row.rss} | ${row.cpuPerRequest === undefined ? "" : row.cpuPerRequest.toFixed(2)} |`);
   }
   log("");
   log(`webhook fan-out (4 endpoints): ${received}/${expected} delivered; backlog of ${expected - receivedBefore} after the sales drained at ${fanout} deliveries/s`);
