@@ -13,6 +13,8 @@ const SQLITE_ONLY = [
   "test/store/concurrent-migrate.test.ts",
   "test/store/native-addon-cache.test.ts",
   "test/ops/backup.test.ts",
+  // master.key files and rotation, which PostgreSQL refuses (test/cli/postgres-cli.test.ts proves the refusal).
+  "test/ops/master-key-rotate.test.ts",
   "test/security/file-modes.test.ts",
   "test/cli/store-guard.test.ts",
   "test/cli/shared-data-dir.test.ts",

@@ -24,6 +24,20 @@ export async function engineEnv(dataDir: string): Promise<Record<string, string>
   return { PAYGATE_DATABASE_URL: readFileSync(file, "utf8") };
 }
 
+/**
+ * Gives a data dir that has no database yet an empty one on PostgreSQL (no schema), as
+ * a fresh SQLite data dir is, for tests of what creates or refuses a store. Returns its
+ * URL, or undefined on SQLite.
+ */
+export async function emptyEngineData(dataDir: string): Promise<string | undefined> {
+  if (TEST_ENGINE === "sqlite") return undefined;
+  const file = join(dataDir, DATABASE_URL_FILE);
+  if (existsSync(file)) throw new Error(`${dataDir} already has a database`);
+  const url = await createTestDatabase(inject("postgresAdminUrl"), { empty: true });
+  writeFileSync(file, url);
+  return url;
+}
+
 /** Drops the data dir's PostgreSQL database, if it has one. */
 export async function dropEngineData(dataDir: string): Promise<void> {
   const file = join(dataDir, DATABASE_URL_FILE);
