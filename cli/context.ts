@@ -7,6 +7,7 @@ import { requireExistingStore } from "../store/database";
 
 export interface DataFlags {
   data?: string;
+  databaseUrl?: string;
   json?: boolean;
 }
 
@@ -14,6 +15,7 @@ export interface DataFlags {
 export function withCommonOptions(command: Command): Command {
   return command
     .option("--data <dir>", "data directory (default ./paygate-data, env PAYGATE_DATA_DIR)")
+    .option("--database-url <url>", "a PostgreSQL database instead of SQLite in the data directory (env PAYGATE_DATABASE_URL)")
     .option("--json", "print JSON for scripts instead of a table");
 }
 
@@ -23,8 +25,8 @@ export function withCommonOptions(command: Command): Command {
  * `sandbox` and `migrate` create a store; these commands refuse a missing one.
  */
 export async function withApp<T>(flags: DataFlags, fn: (app: AppContext) => Promise<T>): Promise<T> {
-  const config = loadConfig({ data: flags.data }, { ...process.env, PAYGATE_DEV_MODE: "" });
-  requireExistingStore(config.dataDir);
+  const config = loadConfig({ data: flags.data, databaseUrl: flags.databaseUrl }, { ...process.env, PAYGATE_DEV_MODE: "" });
+  if (!config.databaseUrl) requireExistingStore(config.dataDir);
   const app = await createAppContext(config, createLoggers(config.logLevel === "info" ? "warn" : config.logLevel, 2));
   try {
     return await fn(app);

@@ -1,19 +1,24 @@
 #!/usr/bin/env node
 // npm run bench [-- --exe] [-- --cpu-prof] [-- --small-heap (bundle only)] [-- --duration 10]
+//                [-- --postgres [--instances N]]
 //
 // Boots paygate (the bundle, or with --exe the single executable) on loopback with a
 // fresh data dir and the rate limit off, drives each scenario with autocannon for a
 // fixed time, and prints requests/s, p50, p99, errors, the ratio to a bare h3 v2
 // endpoint measured in the same run, and the server's peak RSS. Then: authorize p99
 // at half its peak rate, cold start to /health/ready, webhook fan-out to a local
-// receiver. Every write carries its own Idempotency-Key.
+// receiver. Every write carries its own Idempotency-Key. With --postgres the same
+// scenarios run on PostgreSQL (scripts/bench/postgres.mjs), on N instances sharing it
+// (default 1); each scenario's connections are split evenly over the instances.
 import { spawn, execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { benchDatabase } from "./bench/postgres.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -25,6 +30,12 @@ const heapEnv = args.includes("--small-heap") ? { NODE_OPTIONS: SMALL_HEAP } : {
 const durationArg = args.indexOf("--duration");
 const DURATION = durationArg >= 0 ? Number(args[durationArg + 1]) : Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const usePostgres = args.includes("--postgres");
+const instancesArg = args.indexOf("--instances");
+const INSTANCES = instancesArg >= 0 ? Number(args[instancesArg + 1]) : 1;
+if (!(INSTANCES >= 1) || (INSTANCES > 1 && !usePostgres)) throw new Error("--instances N (1 or more) needs --postgres");
+/** Where every paygate instance serves; a scenario aimed at the first is spread over all. */
+let bases = [];
 const bundle = join(root, "dist", "paygate.cjs");
 const exe = join(root, "dist", "paygate");
 
@@ -71,19 +82,43 @@ function peakRssMb(pid) {
   return match ? Math.round(Number(match[1]) / 1024) : NaN;
 }
 
+/** CPU time (user + system, ms) the processes used so far; with clock ticks of 10 ms. */
+function cpuMs(pids) {
+  let ticks = 0;
+  for (const pid of pids) {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10;
+}
+/** Every paygate instance's pid: the CPU a request costs is theirs together (not the database's). */
+const instancePids = [];
+
 let counter = 0;
 const uniqueKey = () => `bench-${process.pid}-${++counter}`;
 
 async function run(name, options) {
   // A fixed `amount` of requests replaces the fixed duration.
-  const result = await autocannon({ connections: CONNECTIONS, ...(options.amount === undefined && { duration: DURATION }), ...options });
+  const one = (extra) => autocannon({ connections: CONNECTIONS, ...(options.amount === undefined && { duration: DURATION }), ...options, ...extra });
+  const targets = bases.length > 1 && options.url === bases[0] ? bases : [options.url];
+  const results = await Promise.all(
+    targets.map((url) =>
+      one({
+        url,
+        connections: Math.max(1, Math.round((options.connections ?? CONNECTIONS) / targets.length)),
+        ...(options.amount !== undefined && { amount: Math.ceil(options.amount / targets.length) }),
+        ...(options.overallRate !== undefined && { overallRate: Math.max(1, Math.round(options.overallRate / targets.length)) }),
+      }),
+    ),
+  );
+  // Over several instances: throughput adds up; the latencies shown are the worst instance's.
   return {
     name,
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.timeouts + result.non2xx,
-    total: result.requests.total,
+    rps: results.reduce((sum, r) => sum + r.requests.average, 0),
+    p50: Math.max(...results.map((r) => r.latency.p50)),
+    p99: Math.max(...results.map((r) => r.latency.p99)),
+    errors: results.reduce((sum, r) => sum + r.errors + r.timeouts + r.non2xx, 0),
+    total: results.reduce((sum, r) => sum + r.requests.total, 0),
   };
 }
 
@@ -111,7 +146,10 @@ function writeRequest(path, key, makeBody) {
 const rows = [];
 const dataDir = mkdtempSync(join(tmpdir(), "paygate-bench-"));
 const profDir = join(root, ".tmp", "prof");
+let database;
 try {
+  database = usePostgres ? await benchDatabase() : undefined;
+  const engineEnv = database ? { PAYGATE_DATABASE_URL: database.url, PAYGATE_MASTER_KEY: randomBytes(32).toString("base64") } : {};
   // The ceiling.
   const bare = await startProcess(process.execPath, [join(root, "scripts", "bench", "bare-h3.mjs")]);
   const bareUrl = bare.line.replace("listening on ", "");
@@ -123,15 +161,27 @@ try {
   const nodeArgs = cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : [];
   const command = useExe ? exe : process.execPath;
   const commandArgs = useExe ? ["sandbox", "--json", "--port", "0", "--data", dataDir] : [...nodeArgs, bundle, "sandbox", "--json", "--port", "0", "--data", dataDir];
-  const paygate = await startProcess(command, commandArgs, { PAYGATE_RATE_LIMIT: "0", ...heapEnv });
+  const paygate = await startProcess(command, commandArgs, { PAYGATE_RATE_LIMIT: "0", ...heapEnv, ...engineEnv });
   const sandbox = JSON.parse(paygate.line);
   const base = sandbox.base_url;
+  bases = [base];
+  instancePids.push(paygate.child.pid);
+  for (let i = 1; i < INSTANCES; i++) {
+    const serveArgs = useExe ? ["serve", "--port", "0", "--data", dataDir] : [bundle, "serve", "--port", "0", "--data", dataDir];
+    const instance = await startProcess(command, serveArgs, { PAYGATE_RATE_LIMIT: "0", PAYGATE_LOG_LEVEL: "warn", ...heapEnv, ...engineEnv });
+    bases.push(/listening on (\S+)/.exec(instance.line)[1]);
+    instancePids.push(instance.child.pid);
+  }
   const { secret, publishable } = sandbox.keys;
   const pid = paygate.child.pid;
   const token = (await api(base, publishable, "/v1/tokens", { card: { number: "4242424242424242", exp_month: 12, exp_year: 2040, cvc: "123" } })).token;
   const card = { card: { number: "4242424242424242", exp_month: 12, exp_year: 2040, cvc: "123" } };
 
-  const scenario = async (name, options) => rows.push({ ...(await run(name, { url: base, ...options })), rss: peakRssMb(pid) });
+  const scenario = async (name, options) => {
+    const cpuBefore = cpuMs(instancePids);
+    const row = await run(name, { url: base, ...options });
+    rows.push({ ...row, rss: peakRssMb(pid), cpuPerRequest: (cpuMs(instancePids) - cpuBefore) / row.total });
+  };
 
   await scenario("tokenize", { requests: [writeRequest("/v1/tokens", publishable, () => card)] });
   await scenario("authorize (manual)", { requests: [writeRequest("/v1/payments/authorize", secret, () => ({ amount: 1000, currency: "usd", gateway_token: token, capture_method: "manual" }))] });
@@ -254,12 +304,12 @@ try {
 
   const ceilingRps = rows[0].rps;
   log("");
-  log(`paygate benchmark — ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${useExe ? "executable" : "bundle"}, ${CONNECTIONS} connections, ${DURATION} s per scenario${heapEnv.NODE_OPTIONS ? `, NODE_OPTIONS="${SMALL_HEAP}"` : ""}`);
+  log(`paygate benchmark — ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${useExe ? "executable" : "bundle"}, ${usePostgres ? `PostgreSQL, ${INSTANCES} instance(s) (RSS: the first)` : "SQLite"}, ${CONNECTIONS} connections, ${DURATION} s per scenario${heapEnv.NODE_OPTIONS ? `, NODE_OPTIONS="${SMALL_HEAP}"` : ""}`);
   log("");
-  log("| scenario | req/s | p50 ms | p99 ms | errors | vs bare h3 | server peak RSS MB |");
-  log("|---|---:|---:|---:|---:|---:|---:|");
+  log("| scenario | req/s | p50 ms | p99 ms | errors | vs bare h3 | server peak RSS MB | paygate CPU ms/request |");
+  log("|---|---:|---:|---:|---:|---:|---:|---:|");
   for (const row of rows) {
-    log(`| ${row.name} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${row.errors} | ${Math.round((row.rps / ceilingRps) * 100)}% | ${row.rss} |`);
+    log(`| ${row.name} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${row.errors} | ${Math.round((row.rps / ceilingRps) * 100)}% | ${row.rss} | ${row.cpuPerRequest === undefined ? "" : row.cpuPerRequest.toFixed(2)} |`);
   }
   log("");
   log(`webhook fan-out (4 endpoints): ${received}/${expected} delivered; backlog of ${expected - receivedBefore} after the sales drained at ${fanout} deliveries/s`);
@@ -284,4 +334,5 @@ try {
 } finally {
   stopAll();
   rmSync(dataDir, { recursive: true, force: true });
+  database?.stop();
 }

@@ -2,8 +2,8 @@ import type { Cache } from "./cache/cache";
 import type { Config } from "./config";
 import type { Logger } from "./logger";
 import type { Metrics } from "./metrics/metrics";
-import type { Db, Store } from "../store/database";
-import type { GroupCommit } from "../store/group-commit";
+import type { Db, Store, Writes } from "../store/database";
+import type { Instances } from "./jobs/instance-heartbeat";
 import type { Authenticator } from "./keys/authenticator";
 import type { Cipher } from "./secrets/cipher";
 import type { WebhookDelivery } from "./webhooks/service";
@@ -14,8 +14,8 @@ export interface AppContext {
   config: Config;
   store: Store;
   db: Db;
-  /** Every transactional write goes through here: concurrent writes share one fsync. */
-  writes: GroupCommit;
+  /** Every transactional write goes through here (SQLite: concurrent writes share one fsync). */
+  writes: Writes;
   cache: Cache;
   log: Logger;
   /** The per-request line (server/http/pipeline.ts). */
@@ -29,6 +29,8 @@ export interface AppContext {
   self: SelfAddress | undefined;
   /** Webhook sending; a no-op in the CLI. */
   webhooks: WebhookDelivery;
+  /** The serving processes on this database (server/jobs/instance-heartbeat.ts); one in the CLI. */
+  instances: Instances;
   /** Prometheus metrics of this process (server/metrics). */
   metrics: Metrics;
   /** Run in order at shutdown, before the store closes (flush batches, stop timers). */

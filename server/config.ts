@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import { resolve } from "node:path";
+import { DEFAULT_POOL_SIZE } from "../store/database";
 
 /**
  * Every setting paygate reads, from command-line flags first and `PAYGATE_*`
@@ -8,6 +9,10 @@ import { resolve } from "node:path";
  */
 export interface Config {
   dataDir: string;
+  /** `PAYGATE_DATABASE_URL`: a PostgreSQL database instead of SQLite in the data dir. */
+  databaseUrl: string | undefined;
+  /** Connections per process in the PostgreSQL pool. */
+  databasePoolSize: number;
   host: string;
   port: number;
   logLevel: LogLevel;
@@ -51,6 +56,7 @@ const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debu
 /** Flags shared by every command; all optional, environment and defaults fill the rest. */
 export interface ConfigFlags {
   data?: string;
+  databaseUrl?: string;
   host?: string;
   port?: string | number;
   logLevel?: string;
@@ -115,6 +121,23 @@ function parseBusyTimeout(value: string): number {
   return ms;
 }
 
+function parseDatabaseUrl(setting: string, value: string | undefined): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (!/^postgres(ql)?:\/\/\S+$/.test(value)) throw new ConfigError(setting, "is not a postgres:// URL");
+  return value;
+}
+
+function parsePoolSize(value: string | undefined): number {
+  if (value === undefined || value === "") return DEFAULT_POOL_SIZE;
+  const size = Number(value);
+  if (!Number.isInteger(size) || size < 1 || size > 1000) throw new ConfigError("PAYGATE_DATABASE_POOL_SIZE", `"${value}" is not a number of connections (1-1000)`);
+  return size;
+}
+
+/** The one line `backup` and `restore` answer on PostgreSQL, whose own tools do it better. */
+export const POSTGRES_BACKUP_HINT =
+  "paygate backup/restore copy the SQLite file; with PostgreSQL (PAYGATE_DATABASE_URL) use pg_dump and pg_restore (or your provider's backups), and keep PAYGATE_MASTER_KEY with them";
+
 /** Whether `host` only listens on this machine. */
 export function isLoopbackHost(host: string): boolean {
   if (host === "localhost") return true;
@@ -171,12 +194,18 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   if (idempotencyTtlMs < idempotencyLockTimeoutMs) {
     throw new ConfigError("PAYGATE_IDEMPOTENCY_TTL", `must be at least the idempotency lock timeout (${idempotencyLockTimeoutMs / 1000}s)`);
   }
+  const databaseUrl = parseDatabaseUrl(flags.databaseUrl !== undefined ? "--database-url" : "PAYGATE_DATABASE_URL", flags.databaseUrl ?? env.PAYGATE_DATABASE_URL);
+  const masterKey = env.PAYGATE_MASTER_KEY ? parseMasterKey(env.PAYGATE_MASTER_KEY) : undefined;
+  // Instances sharing a database share no directory where a key file could live.
+  if (databaseUrl && !masterKey) throw new ConfigError("PAYGATE_MASTER_KEY", "is required with PostgreSQL (PAYGATE_DATABASE_URL): every instance must decrypt with the same key, so it cannot live in a local key file");
   return {
     dataDir: resolve(flags.data ?? env.PAYGATE_DATA_DIR ?? "paygate-data"),
+    databaseUrl,
+    databasePoolSize: parsePoolSize(env.PAYGATE_DATABASE_POOL_SIZE),
     host,
     port: parsePort(flags.port !== undefined ? "--port" : "PAYGATE_PORT", flags.port ?? env.PAYGATE_PORT ?? 8080),
     logLevel,
-    masterKey: env.PAYGATE_MASTER_KEY ? parseMasterKey(env.PAYGATE_MASTER_KEY) : undefined,
+    masterKey,
     devMode: flags.dev === true || parseBoolean("PAYGATE_DEV_MODE", env.PAYGATE_DEV_MODE ?? ""),
     environment: production ? "production" : "development",
     idempotencyTtlMs,

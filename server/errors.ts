@@ -65,6 +65,8 @@ export const errors = {
   /** Stored data the server cannot decrypt: the operator's master key, not the caller's request. */
   masterKeyMismatch: () =>
     new ApiError(503, "master_key_mismatch", "Stored data cannot be decrypted with this server's master key. The operator has been alerted; retry later."),
+  /** The database cannot take the request now (unreachable, locked, restarting); a retry with the same Idempotency-Key is safe. */
+  serviceUnavailable: () => new ApiError(503, "service_unavailable", "The service is temporarily unavailable. Retry later with the same Idempotency-Key."),
   internal: () => new ApiError(500, "api_error", "An unexpected error occurred. It has been logged; retry later or contact the operator with the request id."),
 };
 

@@ -40,18 +40,41 @@ export const newApiKeyId = (): string => `key_${randomAlphanumeric(16)}`;
 let lastSortableMs = 0;
 let sortableCounter = 0;
 
+const SORTABLE_TIME = 9;
+const SORTABLE_COUNTER = 4;
+
 /**
  * `prefix` + milliseconds (9 base-36 digits) + a per-millisecond counter (4) + 11
- * random characters: ids sort in the order they were made, even within one
- * millisecond, so "newest first" and per-payment event order are exact.
+ * random characters: ids sort in the order this process made them, even within one
+ * millisecond, so "newest first" is exact. The counter is this process's alone: an id
+ * that must sort after one another process made (the previous event of a payment)
+ * passes that one as `after` and is placed past it, whatever the two clocks say.
  */
-function sortableId(prefix: string): string {
-  const now = Date.now();
-  sortableCounter = now === lastSortableMs ? sortableCounter + 1 : 0;
-  lastSortableMs = now;
-  return `${prefix}${now.toString(36).padStart(9, "0")}${sortableCounter.toString(36).padStart(4, "0")}${randomAlphanumeric(11)}`;
+function sortableId(prefix: string, after?: string): string {
+  const wall = Date.now();
+  let now = wall;
+  let minCounter = 0;
+  if (after !== undefined) {
+    const afterMs = parseInt(after.slice(prefix.length, prefix.length + SORTABLE_TIME), 36);
+    if (now <= afterMs) {
+      now = afterMs;
+      minCounter = parseInt(after.slice(prefix.length + SORTABLE_TIME, prefix.length + SORTABLE_TIME + SORTABLE_COUNTER), 36) + 1;
+    }
+  }
+  const counter = Math.max(minCounter, now === lastSortableMs ? sortableCounter + 1 : 0);
+  // An id placed ahead of this clock is a one-off: the ids after it keep this clock's time.
+  if (now === wall && now >= lastSortableMs) {
+    sortableCounter = counter;
+    lastSortableMs = now;
+  }
+  return `${prefix}${now.toString(36).padStart(SORTABLE_TIME, "0")}${counter.toString(36).padStart(SORTABLE_COUNTER, "0")}${randomAlphanumeric(11)}`;
 }
-export const newEventId = (): string => sortableId("evt_");
+
+/** When a sortable id was made (its milliseconds part), as the store's ISO timestamp. */
+export const sortableIdTime = (prefix: string, id: string): string => new Date(parseInt(id.slice(prefix.length, prefix.length + SORTABLE_TIME), 36)).toISOString();
+
+/** An event id; `after`: the id it must sort after (the payment's previous event). */
+export const newEventId = (after?: string): string => sortableId("evt_", after);
 export const newAuditId = (): string => sortableId("aud_");
 export const newWebhookEndpointId = (): string => `we_${randomAlphanumeric(16)}`;
 export const newDeliveryId = (): string => `whd_${randomAlphanumeric(20)}`;

@@ -13,6 +13,7 @@ import { tokenRoutes } from "./tokens/routes";
 import { assertDevModeAllowed, assertNoLiveAccess, devModeActor, type DevSeeder } from "./dev-mode";
 import { healthRoutes } from "./health/routes";
 import { scheduleIdempotencyPurge } from "./jobs/idempotency-purge";
+import { ONE_INSTANCE, startInstanceHeartbeat } from "./jobs/instance-heartbeat";
 import { Authenticator } from "./keys/authenticator";
 import { keyRoutes } from "./keys/routes";
 import { merchantRoutes } from "./merchants/routes";
@@ -34,8 +35,8 @@ import type { Route } from "./http/route";
 import { createLoggers, type Loggers } from "./logger";
 import { serveMetrics } from "./metrics/endpoint";
 import { Metrics } from "./metrics/metrics";
-import { migrate, openStore } from "../store/database";
-import { GroupCommit } from "../store/group-commit";
+import { migrate } from "../store/database";
+import { openStore } from "../store/open-store";
 
 /** How long shutdown waits for in-flight requests before closing their sockets. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -61,7 +62,7 @@ const DEV_SEEDERS: DevSeeder[] = [seedSandboxAccount];
 
 /** Opens the store, applies migrations, and wires the process-wide dependencies. */
 export async function createAppContext(config: Config, loggers: Loggers = createLoggers(config.logLevel)): Promise<AppContext> {
-  const store = openStore(config.dataDir, { busyTimeoutMs: config.busyTimeoutMs });
+  const store = openStore(config, { busyTimeoutMs: config.busyTimeoutMs });
   await migrate(store.db);
   const cache = new MemoryCache();
   let cipher: Cipher;
@@ -83,9 +84,9 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   const { log, requests: requestLog } = loggers;
   const auth = new Authenticator(store.db, store, cache, log, devActor);
   const metrics = new Metrics(store.db);
-  const writes = new GroupCommit(store.db, (size) => metrics.groupCommit(size));
+  const writes = store.createWrites((size) => metrics.groupCommit(size));
   const fingerprintKey = cipher.deriveKey(FINGERPRINT_KEY_LABEL);
-  return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, fingerprintKey, self: undefined, webhooks: NO_DELIVERY, metrics, closers: [() => auth.close()] };
+  return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, fingerprintKey, self: undefined, webhooks: NO_DELIVERY, instances: ONE_INSTANCE, metrics, closers: [() => auth.close()] };
 }
 
 /** Runs the shutdown hooks, then closes the database. */
@@ -124,6 +125,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   app.self = selfAddress(config.host, listening.port);
   scheduleIdempotencyPurge(app);
+  try {
+    app.instances = await startInstanceHeartbeat(app);
+  } catch (error) {
+    await closeAppContext(app);
+    await listening.close(0);
+    throw error;
+  }
   app.webhooks = startWebhookDelivery(app);
   app.closers.unshift(() => app.webhooks.stop());
   const h3 = createRouter(app, (options.routes ?? allRoutes)(app));

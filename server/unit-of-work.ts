@@ -1,5 +1,5 @@
-import type { Trx } from "../store/database";
-import type { GroupCommit } from "../store/group-commit";
+import type { Trx, Writes } from "../store/database";
+
 
 /**
  * How a service commits its writes. A service puts a state change, its events and
@@ -11,6 +11,6 @@ export interface UnitOfWork {
 }
 
 /** Commits through the group committer, without an idempotency record (CLI, GET/PUT routes). */
-export function writeUnit(writes: GroupCommit): UnitOfWork {
+export function writeUnit(writes: Writes): UnitOfWork {
   return { commit: (fn) => writes.run(fn) };
 }

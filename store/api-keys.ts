@@ -48,7 +48,13 @@ export async function touchApiKeys(db: Db, lastUsed: ReadonlyMap<string, string>
   if (lastUsed.size === 0) return;
   await db.transaction().execute(async (trx) => {
     for (const [id, at] of lastUsed) {
-      await trx.updateTable("api_keys").set({ last_used_at: at }).where("id", "=", id).execute();
+      // Several processes flush their own uses: an older one never overwrites a newer.
+      await trx
+        .updateTable("api_keys")
+        .set({ last_used_at: at })
+        .where("id", "=", id)
+        .where((eb) => eb.or([eb("last_used_at", "is", null), eb("last_used_at", "<", at)]))
+        .execute();
     }
   });
 }

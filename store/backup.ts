@@ -1,7 +1,8 @@
 import BetterSqlite3 from "better-sqlite3";
 import { chmodSync, closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { DATABASE_FILE, lockExclusively } from "./database";
+import { DATABASE_FILE } from "./database";
+import { lockExclusively } from "./sqlite-store";
 import { migrationProvider } from "./migrations";
 import { nativeBinding } from "./native-binding";
 

@@ -1,11 +1,7 @@
-import BetterSqlite3 from "better-sqlite3";
-import { Kysely, Migrator, type Transaction } from "kysely";
-import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
+import { Migrator, type Kysely, type Transaction } from "kysely";
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { isLockTimeout } from "./db-errors";
-import { ImmediateSqliteDialect } from "./immediate-dialect";
 import { migrationProvider } from "./migrations";
-import { nativeBinding } from "./native-binding";
 import type { Database } from "./schema";
 
 /** A query executor: the database itself or an open transaction. */
@@ -14,24 +10,50 @@ export type Trx = Transaction<Database>;
 
 export const DATABASE_FILE = "paygate.db";
 
+export type Engine = "sqlite" | "postgres";
+
+/**
+ * How transactional writes are committed: each `run` is one unit of work, durable
+ * when its promise resolves. SQLite groups concurrent units into one commit
+ * (store/group-commit.ts); PostgreSQL gives each its own transaction from the pool.
+ */
+export interface Writes {
+  run<T>(fn: (trx: Trx) => Promise<T>): Promise<T>;
+}
+
 export interface Store {
+  readonly engine: Engine;
   readonly db: Db;
-  readonly file: string;
+  /** Where the data lives, for operators: the database file, or the URL without its password. */
+  readonly location: string;
   /**
-   * SQLite's `PRAGMA data_version`: changes whenever another connection (another
-   * process, such as the CLI) commits. Caches compare it to know they are stale.
+   * Changes whenever another process (a second server, the CLI) may have changed API
+   * keys or merchants; caches compare it to know they are stale. It never moves
+   * backwards.
    */
   dataVersion(): number;
-  /** Whether the database file on disk is still the one this process writes to. */
-  fileIsPresent(): boolean;
+  /** Whether the database this process writes to is still the one it opened (SQLite: the file on disk). */
+  isInPlace(): boolean;
+  /** The committer for this engine; `onBatch` hears how many units each commit carried. */
+  createWrites(onBatch?: (size: number) => void): Writes;
   close(): Promise<void>;
+}
+
+/** Connections in the PostgreSQL pool when PAYGATE_DATABASE_POOL_SIZE is not set. */
+export const DEFAULT_POOL_SIZE = 10;
+
+/** Where the store is: the data dir (SQLite) unless a PostgreSQL URL is given. */
+export interface StoreLocation {
+  dataDir: string;
+  databaseUrl?: string | undefined;
+  /** Connections in the PostgreSQL pool. */
+  databasePoolSize?: number;
 }
 
 export interface OpenOptions {
   /**
-   * How long a statement waits for another process's lock before failing
-   * (SQLITE_BUSY). Every transaction takes the write lock at BEGIN, so this covers
-   * every write. @default 5000
+   * How long a write waits for another process's lock before failing (SQLITE_BUSY;
+   * PostgreSQL's lock_timeout). @default 5000
    */
   busyTimeoutMs?: number;
   /**
@@ -50,40 +72,12 @@ export class StoreInUseError extends Error {
   }
 }
 
-/**
- * In exclusive locking mode the first write lock is kept until the connection closes;
- * taking it with no busy wait fails while any other connection holds even a read lock
- * or the WAL's shared-memory lock, which every open connection does.
- */
-export function lockExclusively(sqlite: BetterSqlite3.Database, file: string): void {
-  sqlite.pragma("locking_mode = EXCLUSIVE");
-  sqlite.pragma("busy_timeout = 0");
-  try {
-    sqlite.exec("BEGIN EXCLUSIVE");
-    sqlite.exec("COMMIT");
-  } catch (error) {
-    sqlite.close();
-    if ((error as { code?: string }).code === "SQLITE_BUSY") throw new StoreInUseError(file);
-    throw error;
-  }
-}
-
 /** Where the data dir comes from, named in every error about it. */
-const DATA_DIR_SETTING = "--data / PAYGATE_DATA_DIR";
+export const DATA_DIR_SETTING = "--data / PAYGATE_DATA_DIR";
 
 /** The data dir or its database cannot be used; the message names the path and the setting. */
 export class StoreError extends Error {
   override name = "StoreError";
-}
-
-function reason(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === "EEXIST" || code === "ENOTDIR") return "it is not a directory";
-  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return "permission denied";
-  if (code === "SQLITE_CANTOPEN") return "the database file cannot be opened (permissions, or not a file)";
-  if (code === "SQLITE_READONLY") return "the database is read-only";
-  if (code === "SQLITE_NOTADB") return "the file is not a SQLite database";
-  return code ? `${code}` : error instanceof Error ? error.message : String(error);
 }
 
 /**
@@ -96,76 +90,6 @@ export function requireExistingStore(dataDir: string): void {
   if (!existsSync(dataDir)) throw new StoreError(`no data directory at ${dataDir} (set by ${DATA_DIR_SETTING}); create one with \`paygate migrate --data ${dataDir}\``);
   if (!statSync(dataDir).isDirectory()) throw new StoreError(`the data directory ${dataDir} (set by ${DATA_DIR_SETTING}) is not a directory`);
   if (!existsSync(file)) throw new StoreError(`no paygate database at ${file} (set by ${DATA_DIR_SETTING}); create one with \`paygate migrate --data ${dataDir}\``);
-}
-
-/** Distinct SQL texts kept prepared; paygate issues far fewer, so this only bounds a leak. */
-const STATEMENT_CACHE_SIZE = 1000;
-
-/**
- * kysely's SQLite driver prepares every query anew, which was the largest single
- * CPU cost per request. better-sqlite3 statements are reusable (and recompile
- * themselves after a schema change), so each SQL text is prepared once.
- */
-function cacheStatements(sqlite: BetterSqlite3.Database): void {
-  const cache = new Map<string, BetterSqlite3.Statement>();
-  const prepare = sqlite.prepare.bind(sqlite);
-  sqlite.prepare = ((source: string) => {
-    let statement = cache.get(source);
-    if (!statement) {
-      if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
-      statement = prepare(source);
-      cache.set(source, statement);
-    }
-    return statement;
-  }) as typeof sqlite.prepare;
-}
-
-/**
- * Opens (creating if needed) `paygate.db` in `dataDir` with the durability settings
- * paygate relies on: WAL journal, `synchronous=FULL` (a commit is on disk before it is
- * acknowledged), foreign keys, and a busy timeout for the CLI and server sharing it.
- */
-export function openStore(dataDir: string, options: OpenOptions = {}): Store {
-  const file = join(dataDir, DATABASE_FILE);
-  let sqlite: BetterSqlite3.Database | undefined;
-  try {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  } catch (error) {
-    throw new StoreError(`cannot use the data directory ${dataDir} (set by ${DATA_DIR_SETTING}): ${reason(error)}`);
-  }
-  try {
-    // SQLite gives the -wal and -shm files the database file's mode: card data, key
-    // hashes and stored answers are for this user only, whatever the umask.
-    if (!existsSync(file)) closeSync(openSync(file, "a", 0o600));
-    sqlite = new BetterSqlite3(file, { nativeBinding: nativeBinding() as string });
-    if (options.exclusive) lockExclusively(sqlite, file);
-    sqlite.pragma("journal_mode = WAL");
-    sqlite.pragma("synchronous = FULL");
-    sqlite.pragma("foreign_keys = ON");
-    sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-  } catch (error) {
-    sqlite?.close();
-    if (isLockTimeout(error) || error instanceof StoreInUseError) throw error;
-    throw new StoreError(`cannot open the database ${file} (data directory set by ${DATA_DIR_SETTING}): ${reason(error)}`);
-  }
-  const inode = statSync(file).ino;
-  // Prepared before the cache: pluck() changes the statement, which must not be shared.
-  const dataVersionStatement = sqlite.prepare("PRAGMA data_version").pluck();
-  cacheStatements(sqlite);
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
-  return {
-    db,
-    file,
-    dataVersion: () => dataVersionStatement.get() as number,
-    fileIsPresent() {
-      try {
-        return statSync(file).ino === inode;
-      } catch {
-        return false;
-      }
-    },
-    close: () => db.destroy(),
-  };
 }
 
 /** Applies every pending migration; returns the names applied now. */

@@ -64,3 +64,46 @@ export function isLockTimeout(error: unknown): boolean {
   const code = typeof error === "object" && error !== null ? (error as DriverError).code : undefined;
   return typeof code === "string" && (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_") || code === "55P03");
 }
+
+/** PostgreSQL's serialization_failure and deadlock_detected: the server rolled the transaction back. */
+const POSTGRES_WRITE_CONFLICTS = new Set(["40001", "40P01"]);
+
+/** Whether the database rolled a transaction back because of a concurrent one; running it again may succeed. */
+export function isWriteConflict(error: unknown): boolean {
+  const code = typeof error === "object" && error !== null ? (error as DriverError).code : undefined;
+  return typeof code === "string" && POSTGRES_WRITE_CONFLICTS.has(code);
+}
+
+/** The database cannot be reached (down, restarting, connection dropped); the request may be retried later. */
+export class DatabaseUnavailableError extends Error {
+  override name = "DatabaseUnavailableError";
+  constructor(override readonly cause: unknown) {
+    super("the database is unavailable");
+  }
+}
+
+/**
+ * SQLSTATE classes that mean the server cannot serve this connection: 08 (connection
+ * exception), 57P01-57P03 (shutting down, crashed, starting up), 53300 (too many
+ * connections).
+ */
+const POSTGRES_UNAVAILABLE = /^(08...|57P0[123]|53300)$/;
+const SOCKET_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+
+/**
+ * Whether a PostgreSQL driver error means the connection is lost rather than that the
+ * statement failed. Statement errors are the server's, and always carry a SQLSTATE of
+ * five characters; `pg` raises connection losses (terminated, connect timeout) as
+ * errors with no code at all.
+ */
+export function isConnectionLoss(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (code === undefined) return true;
+  return typeof code === "string" && (SOCKET_ERRORS.has(code) || POSTGRES_UNAVAILABLE.test(code));
+}
+
+/** Whether a request failed only because the database could not take it now: unreachable, locked, or a conflict that outlived its retries. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return error instanceof DatabaseUnavailableError || isLockTimeout(error) || isWriteConflict(error);
+}

@@ -39,3 +39,9 @@ export async function listEvents(db: Db, owner: Owner, limit: number, options: {
   }
   return query.execute();
 }
+
+/** The id of the payment's newest event, read in the writer's transaction. */
+export async function lastEventIdOfPayment(db: Db, paymentId: string): Promise<string | undefined> {
+  const row = await db.selectFrom("events").select("id").where("payment_id", "=", paymentId).orderBy("id", "desc").limit(1).executeTakeFirst();
+  return row?.id;
+}

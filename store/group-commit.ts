@@ -1,4 +1,4 @@
-import type { Db, Trx } from "./database";
+import type { Db, Trx, Writes } from "./database";
 
 interface Pending {
   fn: (trx: Trx) => Promise<unknown>;
@@ -16,7 +16,7 @@ const MAX_GROUP = 256;
  * is durable (`synchronous=FULL`). With one writer at a time this is one transaction
  * per write, as before; under load, one fsync carries many requests.
  */
-export class GroupCommit {
+export class GroupCommit implements Writes {
   private queue: Pending[] = [];
   private flushing = false;
   private scheduled = false;

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { resolve } from "node:path";
-import { loadConfig } from "../../server/config";
+import { loadConfig, POSTGRES_BACKUP_HINT } from "../../server/config";
 import { masterKeySetting } from "../../server/secrets/master-key";
 import { backupDatabase, BackupError } from "../../store/backup";
 import { OperationError } from "../exit";
@@ -13,6 +13,7 @@ export function registerBackup(program: Command): void {
     .option("--data <dir>", "data directory (default ./paygate-data, env PAYGATE_DATA_DIR)")
     .action(async (flags: { to: string; data?: string }) => {
       const config = loadConfig(flags);
+      if (config.databaseUrl) throw new OperationError(POSTGRES_BACKUP_HINT);
       const report = await backupDatabase(config.dataDir, resolve(flags.to)).catch((error: unknown) => {
         throw error instanceof BackupError ? new OperationError(error.message) : error;
       });

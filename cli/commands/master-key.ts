@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { loadConfig } from "../../server/config";
 import { MASTER_KEY_FILE, readKeyFile } from "../../server/secrets/master-key";
 import { rotateMasterKey, RotationError, settleInterruptedRotation, type RotationStep } from "../../server/secrets/rotate-master-key";
-import { DATABASE_FILE, migrate, openStore, StoreInUseError } from "../../store/database";
+import { DATABASE_FILE, migrate, StoreInUseError } from "../../store/database";
+import { openSqliteStore } from "../../store/sqlite-store";
 import { OperationError } from "../exit";
 
 /**
@@ -35,6 +36,7 @@ export function registerMasterKey(program: Command): void {
     .option("--new-key-file <file>", "the new key (base64 of 32 bytes); required when PAYGATE_MASTER_KEY is set (or env PAYGATE_NEW_MASTER_KEY), generated otherwise")
     .action(async (flags: { data?: string; newKeyFile?: string }) => {
       const config = loadConfig(flags);
+      if (config.databaseUrl) throw new OperationError("master-key rotate needs every process stopped, which paygate can make sure of only on SQLite; on PostgreSQL it is not supported yet");
       const database = join(config.dataDir, DATABASE_FILE);
       if (!existsSync(database)) throw new OperationError(`no paygate database at ${database} (check --data / PAYGATE_DATA_DIR)`);
       if (!config.masterKey && !existsSync(join(config.dataDir, MASTER_KEY_FILE))) {
@@ -43,7 +45,7 @@ export function registerMasterKey(program: Command): void {
       const newKey = newKeyFrom(flags.newKeyFile);
       let store;
       try {
-        store = openStore(config.dataDir, { busyTimeoutMs: config.busyTimeoutMs, exclusive: true });
+        store = openSqliteStore(config.dataDir, { busyTimeoutMs: config.busyTimeoutMs, exclusive: true });
       } catch (error) {
         if (error instanceof StoreInUseError) throw new OperationError(`${error.message} before rotating the master key`);
         throw error;

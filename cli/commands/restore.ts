@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { resolve } from "node:path";
-import { loadConfig } from "../../server/config";
+import { loadConfig, POSTGRES_BACKUP_HINT } from "../../server/config";
 import { masterKeySetting } from "../../server/secrets/master-key";
 import { BackupError, restoreDatabase } from "../../store/backup";
 import { StoreInUseError } from "../../store/database";
@@ -15,6 +15,7 @@ export function registerRestore(program: Command): void {
     .option("--force", "replace an existing database")
     .action(async (flags: { from: string; data: string; force?: boolean }) => {
       const config = loadConfig(flags);
+      if (config.databaseUrl) throw new OperationError(POSTGRES_BACKUP_HINT);
       const report = await restoreDatabase(resolve(flags.from), config.dataDir, { force: flags.force }).catch((error: unknown) => {
         throw error instanceof BackupError || error instanceof StoreInUseError ? new OperationError(error.message) : error;
       });

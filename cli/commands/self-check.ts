@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { getHeapStatistics } from "node:v8";
 import { sql } from "kysely";
 import { RUNTIME } from "../../server/health/runtime";
-import { migrate, openStore } from "../../store/database";
+import { migrate } from "../../store/database";
+import { openSqliteStore } from "../../store/sqlite-store";
 
 /**
  * Hidden: the packaging script and the executable's tests ask the built program what
@@ -20,7 +21,7 @@ export function registerSelfCheck(program: Command): void {
     .action(async () => {
       const dataDir = mkdtempSync(join(tmpdir(), "paygate-self-check-"));
       try {
-        const store = openStore(dataDir);
+        const store = openSqliteStore(dataDir);
         try {
           await migrate(store.db);
           const { rows } = await sql<{ version: string }>`select sqlite_version() as version`.execute(store.db);

@@ -20,7 +20,7 @@ async function readinessChecks(app: AppContext): Promise<Record<string, Check>> 
 async function checkDatabase(app: AppContext): Promise<Check> {
   // A deleted or replaced database file would still answer queries from the open
   // handle while every write is lost at restart, so the file itself is checked too.
-  if (!app.store.fileIsPresent()) return "error";
+  if (!app.store.isInPlace()) return "error";
   try {
     await app.db.selectFrom("merchants").select("id").limit(1).execute();
     return "ok";

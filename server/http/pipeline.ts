@@ -5,6 +5,7 @@ import { ApiError, errors } from "../errors";
 import { ANONYMOUS, type Actor } from "../keys/actor";
 import { requireScope } from "../keys/authenticator";
 import { WrongMasterKeyError } from "../secrets/cipher";
+import { isDatabaseUnavailable } from "../../store/db-errors";
 import { writeUnit, type UnitOfWork } from "../unit-of-work";
 import { errorBody } from "./error-envelope";
 import { clientAddress } from "./client-address";
@@ -57,13 +58,19 @@ export function toResponse(reply: RenderedReply, requestId: string): HTTPRespons
 /**
  * Anything not an ApiError is a bug: logged in full, answered with a generic 500.
  * Except a decryption failure (wrong master key, altered ciphertext): the operator's
- * to fix, and no fault of the caller's, so 503 `master_key_mismatch`.
+ * to fix, and no fault of the caller's, so 503 `master_key_mismatch`. And a database
+ * that cannot take the request now (down, locked past the busy timeout): 503
+ * `service_unavailable`, which the caller retries.
  */
 export function asApiError(app: AppContext, error: unknown, requestId: string): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof WrongMasterKeyError) {
     app.log.error({ request_id: requestId, reason: error.message }, "stored data cannot be decrypted");
     return errors.masterKeyMismatch();
+  }
+  if (isDatabaseUnavailable(error)) {
+    app.log.warn({ err: error, request_id: requestId }, "database unavailable");
+    return errors.serviceUnavailable();
   }
   app.log.error({ err: error, request_id: requestId }, "unhandled error");
   return errors.internal();

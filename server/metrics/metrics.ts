@@ -59,6 +59,11 @@ export class Metrics {
     buckets: BATCH_BUCKETS,
     registers: [this.registry],
   });
+  private readonly liveInstances = new Gauge({
+    name: "paygate_instances",
+    help: "Serving instances on this database (this one included), as this instance last counted them; the rate limit is shared out among them.",
+    registers: [this.registry],
+  });
   private readonly instrumented = new WeakMap<Connector, Connector>();
 
   /** Counts the requests of this process only; the backlog gauges read the shared database. */
@@ -96,6 +101,10 @@ export class Metrics {
 
   webhookAttempt(status: "succeeded" | "pending" | "dead"): void {
     this.webhookDeliveries.labels(status === "succeeded" ? "delivered" : status === "pending" ? "retry" : "dead").inc();
+  }
+
+  instances(live: number): void {
+    this.liveInstances.set(live);
   }
 
   groupCommit(size: number): void {

@@ -41,7 +41,7 @@ function errorCodes(route: Route): Record<number, string[]> {
   const codes: Record<number, string[]> = {};
   add(codes, 403, "host_not_allowed");
   add(codes, 500, "api_error");
-  add(codes, 503, "master_key_mismatch");
+  add(codes, 503, "master_key_mismatch", "service_unavailable");
   if (route.scope) {
     add(codes, 401, "authentication_required", "invalid_api_key");
     add(codes, 403, "insufficient_permissions");

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { AppContext } from "../app-context";
+import type { Writes } from "../../store/database";
 import type { ConnectorAccount } from "../accounts/connector-account";
 import { answeredReference, beginReference } from "../../store/in-doubt-references";
-import type { GroupCommit } from "../../store/group-commit";
 import type { CallContext, Connector, ConnectorId, ConnectorResult, InDoubtReferences } from "../connectors/connector";
 import { connectorFor } from "../connectors/registry";
 import { ApiError } from "../errors";
@@ -45,7 +45,7 @@ export async function prepareCall(app: AppContext, actor: Actor, account: Connec
 }
 
 /** A connector's in-doubt references, in the database shared by every process. */
-export function inDoubtReferences(writes: GroupCommit, connectorId: ConnectorId): InDoubtReferences {
+export function inDoubtReferences(writes: Writes, connectorId: ConnectorId): InDoubtReferences {
   return {
     begin: (reference, holdMs) => writes.run((trx) => beginReference(trx, connectorId, reference, Date.now(), holdMs)),
     answered: (reference) => writes.run((trx) => answeredReference(trx, connectorId, reference)),

@@ -44,7 +44,7 @@ export async function storeStatus(app: AppContext): Promise<StoreStatus> {
   const dueAt = due?.at === null || due?.at === undefined ? null : new Date(Number(due.at)).toISOString();
   return {
     data_dir: config.dataDir,
-    database: app.store.file,
+    database: app.store.location,
     migrations: migrations.rows.map((r) => r.name),
     master_key: config.masterKey ? "PAYGATE_MASTER_KEY" : existsSync(join(config.dataDir, MASTER_KEY_FILE)) ? "file" : "missing",
     counts: await storeCounts(db),

@@ -3,6 +3,8 @@ import { initMigration } from "./001_init";
 import { followOnClaimsMigration } from "./002_follow_on_claims";
 import { scrubUnkeyedFingerprintsMigration } from "./003_scrub_unkeyed_fingerprints";
 import { auditLogMigration } from "./004_audit_log";
+import { changeSignalMigration } from "./005_change_signal";
+import { eventsByPaymentMigration } from "./006_events_by_payment";
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so they are
@@ -13,6 +15,8 @@ const MIGRATIONS: Record<string, Migration> = {
   "002_follow_on_claims": followOnClaimsMigration,
   "003_scrub_unkeyed_fingerprints": scrubUnkeyedFingerprintsMigration,
   "004_audit_log": auditLogMigration,
+  "005_change_signal": changeSignalMigration,
+  "006_events_by_payment": eventsByPaymentMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshDataDir } from "../support/harness";
+import { engineEnv, freshDataDir } from "../support/harness";
 import { runCli, startCliServer, type CliServer } from "../support/cli";
 import { futureExpiry } from "../support/expiry";
 import { startWebhookReceiver, type WebhookReceiver } from "../fakes/webhook-receiver";
@@ -84,7 +84,8 @@ describe("the CLI covers what an operator touches, through the API's services", 
 
   it("status shows the store, its schema, counts, the backlog and the running server", async () => {
     const status = await cliJson(["status"]);
-    expect(status.database).toContain(data);
+    const { PAYGATE_DATABASE_URL: databaseUrl } = await engineEnv(data);
+    expect(status.database).toContain(databaseUrl ? new URL(databaseUrl).pathname : data);
     expect(status.migrations[0]).toBe("001_init");
     expect(status.counts.merchants).toBe(1);
     expect(status.counts.payments).toBeGreaterThan(0);

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { freshDataDir } from "../support/harness";
+import { emptyEngineData, freshDataDir } from "../support/harness";
 import { runCli, startCliServer } from "../support/cli";
 
 const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
@@ -41,6 +41,7 @@ describe("paygate CLI basics", () => {
 
   it("migrates a data dir", async () => {
     const data = freshDataDir();
+    await emptyEngineData(data);
     const first = await runCli(["migrate", "--data", data]);
     expect(first.code).toBe(0);
     expect(first.stdout).toContain("001_init");

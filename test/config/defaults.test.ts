@@ -53,6 +53,17 @@ describe("configuration", () => {
     expect(() => loadConfig({ logLevel: "loud" }, {})).toThrow(/--log-level/);
     expect(() => loadConfig({}, { PAYGATE_PORT: "x" })).toThrow(/PAYGATE_PORT/);
   });
+
+  it("selects PostgreSQL by URL (flag over environment), with a pool of 10 unless set, and only with PAYGATE_MASTER_KEY", () => {
+    const key = { PAYGATE_MASTER_KEY: Buffer.alloc(32, 1).toString("base64") };
+    expect(loadConfig({}, key)).toMatchObject({ databaseUrl: undefined, databasePoolSize: 10 });
+    const url = "postgres://paygate@db.internal:5432/paygate";
+    expect(loadConfig({}, { ...key, PAYGATE_DATABASE_URL: url, PAYGATE_DATABASE_POOL_SIZE: "25" })).toMatchObject({ databaseUrl: url, databasePoolSize: 25 });
+    expect(loadConfig({ databaseUrl: `${url}2` }, { ...key, PAYGATE_DATABASE_URL: url }).databaseUrl).toBe(`${url}2`);
+    expect(() => loadConfig({}, { PAYGATE_DATABASE_URL: url })).toThrow(/PAYGATE_MASTER_KEY: is required with PostgreSQL/);
+    expect(() => loadConfig({ databaseUrl: "mysql://x" }, key)).toThrow(/--database-url/);
+    expect(() => loadConfig({}, { ...key, PAYGATE_DATABASE_URL: url, PAYGATE_DATABASE_POOL_SIZE: "0" })).toThrow(/PAYGATE_DATABASE_POOL_SIZE/);
+  });
 });
 
 describe("production environment", () => {

@@ -1,7 +1,8 @@
 import { rmSync } from "node:fs";
 import type { ChargeRequest, ConnectorId, ConnectorResult, FollowOnRequest, InDoubtReferences } from "../../server/connectors/connector";
 import { inDoubtReferences } from "../../server/payments/connector-call";
-import { migrate, openStore } from "../../store/database";
+import { migrate } from "../../store/database";
+import { openSqliteStore } from "../../store/sqlite-store";
 import { GroupCommit } from "../../store/group-commit";
 import { freshDataDir } from "../support/harness";
 import { TEST_CARDS } from "../fakes/http-fake";
@@ -38,7 +39,7 @@ export function approvedId(result: ConnectorResult): string {
 /** The connector's in-doubt references in a real store of their own (a fresh data dir), as the server keeps them. */
 export async function storeInDoubt(connectorId: ConnectorId): Promise<{ inDoubt: InDoubtReferences; close(): Promise<void> }> {
   const dataDir = freshDataDir();
-  const store = openStore(dataDir);
+  const store = openSqliteStore(dataDir);
   await migrate(store.db);
   return {
     inDoubt: inDoubtReferences(new GroupCommit(store.db), connectorId),

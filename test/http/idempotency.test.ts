@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fingerprint } from "../../server/http/idempotency";
 import { claimIdempotencyKey, completeIdempotencyKey } from "../../store/idempotency";
-import { migrate, openStore } from "../../store/database";
+import { migrate } from "../../store/database";
+import { openSqliteStore } from "../../store/sqlite-store";
 import { bootServer, freshDataDir, type TestServer } from "../support/harness";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
 import { expectError } from "../support/errors";
@@ -145,7 +146,7 @@ describe("idempotency lock rules (store)", () => {
   const HOUR = 3_600_000;
 
   it("refuses an in-flight key, takes over one abandoned for 60 s, and forgets expired ones", async () => {
-    const store = openStore(freshDataDir());
+    const store = openSqliteStore(freshDataDir());
     await migrate(store.db);
     try {
       const t0 = 1_000_000;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootServer, type TestServer } from "../support/harness";
 import { runCli } from "../support/cli";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
-import { expectStored, rawDatabaseFiles } from "../support/raw-files";
+import { expectStored, storedData } from "../support/raw-files";
 
 /** Polls until `check` holds, for at most `ms`; returns the time it took. */
 async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
@@ -80,7 +80,7 @@ describe("CLI and server on one data dir", () => {
     const keys = [m.secret, m.publishable, m.admin, (await newKey()).key];
     for (const key of keys) await listWith(key);
     await server.app.auth.flushLastUsed();
-    const contents = rawDatabaseFiles(server.dataDir) + server.readLog();
+    const contents = (await storedData(server.dataDir)) + server.readLog();
     expectStored(contents, m.secretId, ...keys.map((key) => key.slice(-4)));
     for (const key of keys) {
       expect(contents).not.toContain(key);

@@ -1,12 +1,13 @@
 import { rmSync } from "node:fs";
 import { userInfo } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate, openStore, type Store } from "../../store/database";
+import { migrate, type Store } from "../../store/database";
 import type { AuditLogRow } from "../../store/schema";
 import { runCli } from "../support/cli";
 import { expectError } from "../support/errors";
-import { bootServer, freshDataDir, type TestServer } from "../support/harness";
+import { bootServer, dropEngineData, freshDataDir, type TestServer } from "../support/harness";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
+import { openTestStore } from "../support/test-store";
 import { writeEvent } from "../webhooks/support";
 
 type Row = Pick<AuditLogRow, "actor_type" | "actor_id" | "action" | "target_type" | "target_id" | "merchant_id">;
@@ -179,11 +180,12 @@ describe("audit log over the CLI", () => {
   const operator = userInfo().username;
   let store: Store;
   beforeAll(async () => {
-    store = openStore(dataDir);
+    store = await openTestStore(dataDir);
     await migrate(store.db);
   });
   afterAll(async () => {
     await store.close();
+    await dropEngineData(dataDir);
     rmSync(dataDir, { recursive: true, force: true });
   });
 

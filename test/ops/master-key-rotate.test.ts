@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Cipher } from "../../server/secrets/cipher";
 import { secretAad } from "../../server/secrets/secret-store";
 import { panAad } from "../../server/tokens/tokenize";
-import { openStore } from "../../store/database";
+import { openSqliteStore } from "../../store/sqlite-store";
 import { startStripeFake, type StripeFake } from "../fakes/stripe-fake";
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from "../fakes/webhook-receiver";
 import { liveMerchant } from "../payments/live-account";
@@ -22,7 +22,7 @@ const readKey = (dir: string) => Buffer.from(readFileSync(keyFile(dir), "utf8").
 
 /** Which of the store's ciphertexts `key` decrypts: every kind, every row. */
 async function decryptable(dataDir: string, key: Buffer): Promise<{ ok: number; failed: number }> {
-  const store = openStore(dataDir);
+  const store = openSqliteStore(dataDir);
   const cipher = new Cipher(key);
   const tally = { ok: 0, failed: 0 };
   const attempt = (sealed: string, aad: string) => {

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { migrate, openStore, type Store } from "../../store/database";
+import { migrate, type Store } from "../../store/database";
+import { openSqliteStore } from "../../store/sqlite-store";
 import { isLockTimeout, uniqueViolation, violatesUnique } from "../../store/db-errors";
 import type { ConnectorAccountsTable } from "../../store/schema";
 import { freshDataDir } from "../support/harness";
@@ -15,7 +16,7 @@ async function thrownBy(write: Promise<unknown>): Promise<unknown> {
 describe("database errors read by code", () => {
   let store: Store;
   beforeEach(async () => {
-    store = openStore(freshDataDir());
+    store = openSqliteStore(freshDataDir());
     await migrate(store.db);
     await store.db.insertInto("merchants").values({ id: "m1", short_id: "mrc_1", name: "M", created_at: "2026-01-01T00:00:00Z" }).execute();
   });

@@ -1,6 +1,7 @@
 import BetterSqlite3 from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { migrate, openStore, type Store } from "../../store/database";
+import { migrate, type Store } from "../../store/database";
+import { openSqliteStore } from "../../store/sqlite-store";
 import { GroupCommit } from "../../store/group-commit";
 import { freshDataDir } from "../support/harness";
 
@@ -8,7 +9,7 @@ describe("group commit", () => {
   let store: Store;
   let writes: GroupCommit;
   beforeEach(async () => {
-    store = openStore(freshDataDir());
+    store = openSqliteStore(freshDataDir());
     await migrate(store.db);
     writes = new GroupCommit(store.db);
   });
@@ -33,7 +34,7 @@ describe("group commit", () => {
 
   it("shares one transaction among writes that arrive together", async () => {
     const before = store.dataVersion();
-    const other = openStore(store.file.replace(/\/paygate\.db$/, ""));
+    const other = openSqliteStore(store.location.replace(/\/paygate\.db$/, ""));
     try {
       const seen = other.dataVersion();
       await Promise.all(Array.from({ length: 50 }, (_, i) => writes.run(insert(`k${i}`))));
@@ -49,7 +50,7 @@ describe("group commit", () => {
   it("settles each write, fulfilled or rejected, only once its group's COMMIT returned", async () => {
     // A second connection, queried synchronously at the moment each promise settles,
     // sees the group's rows only if the COMMIT has already happened.
-    const observer = new BetterSqlite3(store.file, { readonly: true });
+    const observer = new BetterSqlite3(store.location, { readonly: true });
     const visible = observer.prepare("SELECT count(*) FROM settings WHERE name = ?").pluck();
     try {
       const settled = await Promise.all([

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Cipher } from "../../server/secrets/cipher";
 import { putSecret, resolveCredential } from "../../server/secrets/secret-store";
-import { migrate, openStore, type Store } from "../../store/database";
+import { migrate, type Store } from "../../store/database";
+import { openSqliteStore } from "../../store/sqlite-store";
 import { freshDataDir } from "../support/harness";
 import { byOperator } from "../../server/audit/audit-actor";
 
@@ -11,9 +12,9 @@ describe("secret versions written concurrently", () => {
   const cipher = new Cipher(Buffer.alloc(32, 7));
   beforeEach(async () => {
     const dataDir = freshDataDir();
-    first = openStore(dataDir);
+    first = openSqliteStore(dataDir);
     await migrate(first.db);
-    second = openStore(dataDir);
+    second = openSqliteStore(dataDir);
   });
   afterEach(async () => {
     await first.close();

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { testEnv } from "./harness";
+import { engineEnv, testEnv } from "./harness";
 
 /** The built bundle (`npm test` builds it first, see `pretest`). */
 export const BUNDLE = resolve(__dirname, "../../dist/paygate.cjs");
@@ -11,14 +12,23 @@ export interface CliResult {
   stderr: string;
 }
 
-function cliEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: process.env.HOME, ...testEnv(), PAYGATE_LOG_LEVEL: "warn", ...env };
+/**
+ * The command's environment. On the postgres project a command given an existing data
+ * dir works on that dir's database, as a server booted on the dir does (a missing dir
+ * stays a missing dir: the command must refuse it).
+ */
+async function cliEnv(args: string[], env: Record<string, string>): Promise<NodeJS.ProcessEnv> {
+  const flag = args.indexOf("--data");
+  const dataDir = flag >= 0 ? args[flag + 1] : env.PAYGATE_DATA_DIR;
+  const engine = dataDir && existsSync(dataDir) ? await engineEnv(dataDir) : {};
+  return { PATH: process.env.PATH, HOME: process.env.HOME, ...testEnv(), PAYGATE_LOG_LEVEL: "warn", ...engine, ...env };
 }
 
 /** Runs one CLI command to completion. */
-export function runCli(args: string[], options: { env?: Record<string, string>; input?: string; cwd?: string } = {}): Promise<CliResult> {
+export async function runCli(args: string[], options: { env?: Record<string, string>; input?: string; cwd?: string } = {}): Promise<CliResult> {
+  const env = await cliEnv(args, options.env ?? {});
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [BUNDLE, ...args], { env: cliEnv(options.env ?? {}), cwd: options.cwd });
+    const child = spawn(process.execPath, [BUNDLE, ...args], { env, cwd: options.cwd });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -38,9 +48,10 @@ export interface CliServer {
 }
 
 /** Starts `paygate serve …` (or `sandbox`) and waits for its `listening on` line. */
-export function startCliServer(args: string[], options: { env?: Record<string, string> } = {}): Promise<CliServer> {
+export async function startCliServer(args: string[], options: { env?: Record<string, string> } = {}): Promise<CliServer> {
+  const env = await cliEnv(args, options.env ?? {});
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [BUNDLE, ...args], { env: cliEnv(options.env ?? {}) });
+    const child = spawn(process.execPath, [BUNDLE, ...args], { env });
     let out = "";
     const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
     const timer = setTimeout(() => {

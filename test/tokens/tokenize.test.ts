@@ -3,7 +3,7 @@ import { bootServer, type TestServer } from "../support/harness";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
 import { CARDS } from "../support/payments";
 import { futureExpiry } from "../support/expiry";
-import { expectStored, rawDatabaseFiles } from "../support/raw-files";
+import { expectStored, storedData } from "../support/raw-files";
 
 describe("tokenization", () => {
   let server: TestServer;
@@ -68,7 +68,7 @@ describe("tokenization", () => {
     const first = await (await tokenize({ number: "4000 0000 0000 9995", exp_month: 2, exp_year: year, cvc: "468" })).json();
     const second = await (await tokenize({ number: "4242424242424242", exp_month: 2, exp_year: year, cvc: "135" })).json();
     await tokenize({ number: "4242424242424241", exp_month: 2, exp_year: year, cvc: "246" });
-    const stored = rawDatabaseFiles(server.dataDir);
+    const stored = (await storedData(server.dataDir));
     expectStored(stored, first.token, second.token);
     const everything = stored + server.readLog();
     for (const pan of Object.values(CARDS)) expect(everything).not.toContain(pan);

@@ -3,17 +3,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMerchant } from "../../server/merchants/merchants";
 import { Cipher } from "../../server/secrets/cipher";
 import { createEndpoint } from "../../server/webhooks/endpoints";
-import { migrate, openStore, type Store } from "../../store/database";
+import { migrate, type Store } from "../../store/database";
 import { startWebhookReceiver, type WebhookReceiver } from "../fakes/webhook-receiver";
 import { startCliServer, type CliServer } from "../support/cli";
-import { freshDataDir, testEnv } from "../support/harness";
+import { openTestStore } from "../support/test-store";
+import { dropEngineData, freshDataDir, testEnv } from "../support/harness";
 import { writeEvent } from "./support";
 import { byOperator } from "../../server/audit/audit-actor";
 
 /**
  * `paygate serve` as a child process, killed with SIGKILL while deliveries are in flight
  * and queued, then restarted on the same data dir: every event still arrives. Events
- * are written from this process through the real outbox (SQLite is shared).
+ * are written from this process through the real outbox (the store is shared).
  */
 describe("delivery survives a crash", () => {
   const dataDir = freshDataDir();
@@ -23,7 +24,7 @@ describe("delivery survives a crash", () => {
   let merchantId: string;
   let server: CliServer | undefined;
   beforeAll(async () => {
-    store = openStore(dataDir);
+    store = await openTestStore(dataDir);
     await migrate(store.db);
     receiver = await startWebhookReceiver();
     merchantId = (await createMerchant(store.db, "Crash Merchant", byOperator())).id;
@@ -34,6 +35,7 @@ describe("delivery survives a crash", () => {
     await server?.stop("SIGKILL");
     await receiver.close();
     await store.close();
+    await dropEngineData(dataDir);
     rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth, liveSecretKey, seedMerchant, type SeededMerchant } from "../support/seed";
 import { createEndpoint } from "./support";
-import { expectStored, rawDatabaseFiles } from "../support/raw-files";
+import { expectStored, storedData } from "../support/raw-files";
 import { expectError } from "../support/errors";
 
 describe("webhook endpoints API", () => {
@@ -202,7 +202,7 @@ describe("webhook endpoints API", () => {
     expect(rotated.secret).not.toBe(endpoint.secret);
 
     const secrets = [endpoint.secret, rotated.secret];
-    const contents = rawDatabaseFiles(server.dataDir) + server.readLog();
+    const contents = (await storedData(server.dataDir)) + server.readLog();
     expectStored(contents, endpoint.id, "https://example.com/rot");
     for (const secret of secrets) {
       expect(contents).not.toContain(secret);

@@ -1,0 +1,25 @@
+import type { Db, Trx, Writes } from "./database";
+import { isWriteConflict } from "./db-errors";
+
+/** A deadlock victim is retried this many times before its error is the answer. */
+const MAX_ATTEMPTS = 3;
+
+/**
+ * PostgreSQL's committer: one transaction per unit of work, on a connection from the
+ * pool, so units commit in parallel. A unit chosen as a deadlock (or serialization)
+ * victim was rolled back whole by the server and is run again: a unit reads and writes
+ * only through its transaction, so running it again is the same as running it once.
+ */
+export class PooledWrites implements Writes {
+  constructor(private readonly db: Db) {}
+
+  async run<T>(fn: (trx: Trx) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.db.transaction().execute(fn);
+      } catch (error) {
+        if (attempt >= MAX_ATTEMPTS || !isWriteConflict(error)) throw error;
+      }
+    }
+  }
+}
