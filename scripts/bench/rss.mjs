@@ -14,7 +14,7 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 const extraEnv = JSON.parse(process.argv[2] ?? "{}");
 const dir = mkdtempSync(join(tmpdir(), "rss-"));
-const child = spawn("dist/paygate", ["sandbox", "--json", "--port", "0", "--data", dir], { env: { ...process.env, PAYGATE_RATE_LIMIT: "0", PAYGATE_LOG_LEVEL: "warn", ...extraEnv }, stdio: ["ignore", "pipe", "inherit"] });
+const child = spawn(process.env.PAYGATE_EXE ?? "dist/paygate", ["sandbox", "--json", "--port", "0", "--data", dir], { env: { ...process.env, PAYGATE_RATE_LIMIT: "0", PAYGATE_LOG_LEVEL: "warn", ...extraEnv }, stdio: ["ignore", "pipe", "inherit"] });
 const line = await new Promise((r) => { let o = ""; child.stdout.on("data", (d) => { o += d; if (o.includes("\n")) r(o.split("\n")[0]); }); });
 const sb = JSON.parse(line);
 const status = () => Object.fromEntries(readFileSync(`/proc/${child.pid}/status`, "utf8").split("\n").filter((l) => /^(VmHWM|VmRSS|RssAnon|RssFile|Threads)/.test(l)).map((l) => l.split(/:\s+/)).map(([k, v]) => [k, k === "Threads" ? Number(v) : Math.round(parseInt(v) / 1024)]));
