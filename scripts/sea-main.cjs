@@ -33,7 +33,9 @@ function run(script, moduleRequire, filename) {
 
 function runEmbedded(sea) {
   const cache = sea.getRawAsset(CACHE_ASSET);
-  const script = compile(sea.getAsset(BUNDLE_ASSET, "utf8"), process.execPath, cache.byteLength > 0 ? Buffer.from(cache) : undefined);
+  // Buffer's decoder, not getAsset(name, "utf8"): that one goes through ICU's TextDecoder.
+  const source = Buffer.from(sea.getRawAsset(BUNDLE_ASSET)).toString("utf8");
+  const script = compile(source, process.execPath, cache.byteLength > 0 ? Buffer.from(cache) : undefined);
   globalThis[CODE_CACHE_STATE] = cache.byteLength === 0 ? "none" : script.cachedDataRejected ? "rejected" : "accepted";
   run(script, require, process.execPath);
 }
