@@ -37,6 +37,12 @@ while (received < 20000 && Date.now() < deadline) await new Promise((r) => setTi
 console.log("webhooks", received, JSON.stringify(status()));
 receiver.close();
 {
+  const metrics = await (await fetch(`${sb.base_url}/metrics`)).text();
+  const heap = metrics.split("\n").filter((l) => /^nodejs_(heap_space_size_(total|used)_bytes|external_memory_bytes|heap_size_(total|used)_bytes)/.test(l));
+  for (const l of heap) { const [k, v] = l.split(/ (?=[\d.e+]+$)/); if (Number(v) > 2 ** 20) console.log(`  ${k} ${Math.round(Number(v) / 2 ** 20)} MB`); }
+  console.log(" ", readFileSync(`/proc/${child.pid}/smaps_rollup`, "utf8").split("\n").filter((l) => /^(Rss|Anonymous|Private_Clean|Shared_Clean):/.test(l)).map((l) => l.replace(/\s+/g, " ")).join("; "));
+}
+{
   const smaps = readFileSync(`/proc/${child.pid}/smaps`, "utf8").split("\n");
   const rows = [];
   let cur;
