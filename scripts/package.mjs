@@ -4,7 +4,9 @@
 // ("config"."executableNode", fetched by scripts/exe-toolchain.mjs) and the
 // better-sqlite3 addon compiled for that Node's ABI (from the "config"."addonHeaders"
 // headers, see exe-toolchain.mjs) embedded as the SEA asset "better_sqlite3.node"
-// (loaded at run time by store/native-binding.ts).
+// (loaded at run time by store/native-binding.ts). The SEA main is scripts/sea-main.cjs,
+// which runs the bundle (asset "paygate.cjs") from a V8 code cache (asset
+// "paygate.codecache") that this script takes with the embedded Node after a start.
 //
 //   npm run package                 # build + package, strips the node copy if `strip` exists
 //   npm run package -- --no-strip   # keep node's symbols (bigger executable)
@@ -14,8 +16,8 @@
 // itself (`node --experimental-sea-config`: a blob only works in the Node that made it)
 // and injected with postject's API, so a failed injection is an error here, not a
 // silently plain `node` as with pkg's SEA builder. The result must then run from an
-// empty directory and report the pinned Node, a created database and the built-in
-// heap bounds before it replaces dist/paygate.
+// empty directory and report the pinned Node, a created database, an accepted code
+// cache and the built-in heap bounds before it replaces dist/paygate.
 import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
