@@ -4,7 +4,9 @@
 // ("config"."executableNode", fetched by scripts/exe-toolchain.mjs) and the
 // better-sqlite3 addon compiled for that Node's ABI (from the "config"."addonHeaders"
 // headers, see exe-toolchain.mjs) embedded as the SEA asset "better_sqlite3.node"
-// (loaded at run time by store/native-binding.ts).
+// (loaded at run time by store/native-binding.ts). The SEA main is scripts/sea-main.cjs,
+// which runs the bundle (asset "paygate.cjs") from a V8 code cache (asset
+// "paygate.codecache") that this script takes with the embedded Node after a start.
 //
 //   npm run package                 # build + package, strips the node copy if `strip` exists
 //   npm run package -- --no-strip   # keep node's symbols (bigger executable)
@@ -14,8 +16,8 @@
 // itself (`node --experimental-sea-config`: a blob only works in the Node that made it)
 // and injected with postject's API, so a failed injection is an error here, not a
 // silently plain `node` as with pkg's SEA builder. The result must then run from an
-// empty directory and report the pinned Node, a created database and the built-in
-// heap bounds before it replaces dist/paygate.
+// empty directory and report the pinned Node, a created database, an accepted code
+// cache and the built-in heap bounds before it replaces dist/paygate.
 import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -25,6 +27,9 @@ import { ensureAddon, ensureHeaders, ensureNode, pinnedAddonHeadersVersion, pinn
 const require = createRequire(join(root, "package.json"));
 
 const NATIVE_ASSET = "better_sqlite3.node"; // must match store/native-binding.ts
+const SEA_MAIN = join(root, "scripts", "sea-main.cjs");
+const BUNDLE_ASSET = "paygate.cjs"; // these two must match scripts/sea-main.cjs
+const CACHE_ASSET = "paygate.codecache";
 const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
 // V8 sizes its heap at start-up and grows it lazily to far more than paygate needs;
 // this bound keeps the heaviest `npm run bench -- --exe` scenario under 150 MB RSS at
@@ -132,6 +137,25 @@ async function main() {
     return copy;
   });
 
+  const codeCache = await step("V8 code cache of a start of `serve` (embedded Node, built-in execArgv)", () => {
+    // The bundle runs from a directory of its own whose node_modules holds only the
+    // addon just built, which is what it loads outside the executable.
+    const genDir = join(workDir, "code-cache");
+    const genAddonDir = join(genDir, "node_modules", "better-sqlite3");
+    mkdirSync(join(genAddonDir, "build", "Release"), { recursive: true });
+    mkdirSync(join(genDir, "dist"));
+    mkdirSync(join(genDir, "tmp"));
+    copyFileSync(join(root, "node_modules", "better-sqlite3", "package.json"), join(genAddonDir, "package.json"));
+    copyFileSync(addon, join(genAddonDir, "build", "Release", NATIVE_ASSET));
+    const genBundle = join(genDir, "dist", "paygate.cjs");
+    copyFileSync(bundle, genBundle);
+    const out = join(workDir, CACHE_ASSET);
+    const r = run(nodeBin, [...HEAP_BOUNDS, SEA_MAIN, "--write-code-cache", out, genBundle], { cwd: genDir, env: { PATH: process.env.PATH, TMPDIR: join(genDir, "tmp") }, timeout: 60_000 });
+    if (r.status !== 0 || !existsSync(out)) fail(`the code cache run failed (exit ${r.status ?? r.signal}): ${(r.stderr || r.stdout).trim()}`);
+    console.log(`   ${mb(statSync(out).size)} of compiled code for a ${mb(statSync(bundle).size)} bundle`);
+    return out;
+  });
+
   const built = join(workDir, "paygate");
   await step("build the single executable (SEA blob + postject)", async () => {
     let postject;
@@ -142,18 +166,19 @@ async function main() {
     }
     const blob = join(workDir, "sea-prep.blob");
     const seaConfig = {
-      main: bundle,
+      main: SEA_MAIN,
       output: blob,
       disableExperimentalSEAWarning: true,
       useSnapshot: false,
-      useCodeCache: true,
+      // The main is a 3 kB loader; the bundle's own cache is the asset below.
+      useCodeCache: false,
       execArgv: HEAP_BOUNDS,
       execArgvExtension: "env",
-      assets: { [NATIVE_ASSET]: addon },
+      assets: { [NATIVE_ASSET]: addon, [BUNDLE_ASSET]: bundle, [CACHE_ASSET]: codeCache },
     };
     const configFile = join(workDir, "sea-config.json");
     writeFileSync(configFile, JSON.stringify(seaConfig, null, 2));
-    console.log(`   execArgv ${HEAP_BOUNDS.join(" ")}, execArgvExtension env, useCodeCache`);
+    console.log(`   execArgv ${HEAP_BOUNDS.join(" ")}, execArgvExtension env, bundle and code cache as assets`);
     // Node's own sea-config must come from this Node, never the environment's.
     const r = run(nodeBin, ["--experimental-sea-config", configFile], { cwd: workDir, env: { PATH: process.env.PATH } });
     if (r.status !== 0 || !existsSync(blob)) fail(`node --experimental-sea-config failed: ${(r.stderr || r.stdout).trim()}`);
@@ -190,9 +215,10 @@ async function main() {
     if (check.heap_limit_mb !== HEAP_MB) {
       fail(`the built-in heap bounds are not in effect: heap limit ${check.heap_limit_mb} MB with ${HEAP_BOUNDS.join(" ")}`);
     }
+    if (check.code_cache !== "accepted") fail(`the embedded code cache is ${check.code_cache ?? "not reported"}, not accepted by the embedded Node`);
     const raised = selfCheck(built, probeDir, { TMPDIR: probeTmp, NODE_OPTIONS: "--max-old-space-size=512" });
     if (!(raised.heap_limit_mb >= 512)) fail(`NODE_OPTIONS does not raise the heap bound: heap limit ${raised.heap_limit_mb} MB with --max-old-space-size=512`);
-    console.log(`   self-check: node ${check.node}, SQLite ${check.sqlite} (database created), heap limit ${check.heap_limit_mb} MB, ${raised.heap_limit_mb} MB with NODE_OPTIONS=--max-old-space-size=512`);
+    console.log(`   self-check: node ${check.node}, SQLite ${check.sqlite} (database created), code cache ${check.code_cache}, heap limit ${check.heap_limit_mb} MB, ${raised.heap_limit_mb} MB with NODE_OPTIONS=--max-old-space-size=512`);
   });
 
   renameSync(built, output);

@@ -3,11 +3,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../server/config";
-import { PortInUseError } from "../../server/http/listen";
-import { createLoggers } from "../../server/logger";
-import { sandboxBanner, sandboxJson } from "../../server/sandbox/banner";
-import { openSandbox, recordSandboxUrl } from "../../server/sandbox/sandbox";
-import { startServer } from "../../server/server";
 import { OperationError } from "../exit";
 import { onShutdownSignal } from "./serve";
 
@@ -34,6 +29,13 @@ export function registerSandbox(program: Command): void {
       const removeTemporary = () => {
         if (temporary) rmSync(dataDir, { recursive: true, force: true });
       };
+      const [{ startServer }, { PortInUseError }, { createLoggers }, { sandboxBanner, sandboxJson }, { openSandbox, recordSandboxUrl }] = await Promise.all([
+        import("../../server/server"),
+        import("../../server/http/listen"),
+        import("../../server/logger"),
+        import("../../server/sandbox/banner"),
+        import("../../server/sandbox/sandbox"),
+      ]);
       let server;
       try {
         const config = loadConfig({ data: dataDir, port: flags.port, host: "127.0.0.1", logLevel: flags.logLevel }, { ...process.env, PAYGATE_DEV_MODE: "" });

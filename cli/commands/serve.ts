@@ -1,8 +1,6 @@
 import type { Command } from "commander";
 import type { Db } from "../../store/database";
 import { DEFAULT_RETRY_SCHEDULE, loadConfig, type ConfigFlags } from "../../server/config";
-import { PortInUseError } from "../../server/http/listen";
-import { startServer } from "../../server/server";
 import { storeCounts } from "../../server/status/store-status";
 import { OperationError } from "../exit";
 import { writeServerFile } from "../server-file";
@@ -70,6 +68,7 @@ export function registerServe(program: Command): void {
     .option("--trust-proxy", "behind one reverse proxy: client address and scheme from X-Forwarded-For/-Proto (env PAYGATE_TRUST_PROXY=1)")
     .action(async (flags: ServeFlags) => {
       const config = loadConfig(flags);
+      const [{ startServer }, { PortInUseError }] = await Promise.all([import("../../server/server"), import("../../server/http/listen")]);
       let server;
       try {
         server = await startServer(config);

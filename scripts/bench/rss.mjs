@@ -14,7 +14,7 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 const extraEnv = JSON.parse(process.argv[2] ?? "{}");
 const dir = mkdtempSync(join(tmpdir(), "rss-"));
-const child = spawn("dist/paygate", ["sandbox", "--json", "--port", "0", "--data", dir], { env: { ...process.env, PAYGATE_RATE_LIMIT: "0", PAYGATE_LOG_LEVEL: "warn", ...extraEnv }, stdio: ["ignore", "pipe", "inherit"] });
+const child = spawn(process.env.PAYGATE_EXE ?? "dist/paygate", ["sandbox", "--json", "--port", "0", "--data", dir], { env: { ...process.env, PAYGATE_RATE_LIMIT: "0", PAYGATE_LOG_LEVEL: "warn", ...extraEnv }, stdio: ["ignore", "pipe", "inherit"] });
 const line = await new Promise((r) => { let o = ""; child.stdout.on("data", (d) => { o += d; if (o.includes("\n")) r(o.split("\n")[0]); }); });
 const sb = JSON.parse(line);
 const status = () => Object.fromEntries(readFileSync(`/proc/${child.pid}/status`, "utf8").split("\n").filter((l) => /^(VmHWM|VmRSS|RssAnon|RssFile|Threads)/.test(l)).map((l) => l.split(/:\s+/)).map(([k, v]) => [k, k === "Threads" ? Number(v) : Math.round(parseInt(v) / 1024)]));
@@ -36,6 +36,12 @@ const deadline = Date.now() + 120000;
 while (received < 20000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
 console.log("webhooks", received, JSON.stringify(status()));
 receiver.close();
+{
+  const metrics = await (await fetch(`${sb.base_url}/metrics`)).text();
+  const heap = metrics.split("\n").filter((l) => /^nodejs_(heap_space_size_(total|used)_bytes|external_memory_bytes|heap_size_(total|used)_bytes)/.test(l));
+  for (const l of heap) { const [k, v] = l.split(/ (?=[\d.e+]+$)/); if (Number(v) > 2 ** 20) console.log(`  ${k} ${Math.round(Number(v) / 2 ** 20)} MB`); }
+  console.log(" ", readFileSync(`/proc/${child.pid}/smaps_rollup`, "utf8").split("\n").filter((l) => /^(Rss|Anonymous|Private_Clean|Shared_Clean):/.test(l)).map((l) => l.replace(/\s+/g, " ")).join("; "));
+}
 {
   const smaps = readFileSync(`/proc/${child.pid}/smaps`, "utf8").split("\n");
   const rows = [];

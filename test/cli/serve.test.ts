@@ -16,7 +16,7 @@ describe("paygate CLI basics", () => {
     const result = await runCli(["self-check"], { env: { NODE_OPTIONS: "--max-old-space-size=200" } });
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as Record<string, unknown>;
-    expect(report).toEqual({ version, node: process.version, sqlite: expect.stringMatching(/^3\.\d+\.\d+$/), heap_limit_mb: expect.any(Number) });
+    expect(report).toEqual({ version, node: process.version, sqlite: expect.stringMatching(/^3\.\d+\.\d+$/), heap_limit_mb: expect.any(Number), code_cache: "none" });
     // The old space asked for plus a young generation, whose default size varies by Node.
     expect(report.heap_limit_mb).toBeGreaterThanOrEqual(200);
     expect(report.heap_limit_mb).toBeLessThan(1024);

@@ -26,7 +26,7 @@ describe("dist/paygate runtime", () => {
   const selfCheck = (env: Record<string, string> = {}) => {
     const result = run(["self-check"], env);
     expect(result.code, result.stderr).toBe(0);
-    return JSON.parse(result.stdout) as { version: string; node: string; sqlite: string; heap_limit_mb: number };
+    return JSON.parse(result.stdout) as { version: string; node: string; sqlite: string; heap_limit_mb: number; code_cache: string };
   };
 
   it("names paygate's version and the pinned Node", () => {
@@ -38,6 +38,13 @@ describe("dist/paygate runtime", () => {
 
   it("creates a database with the embedded addon under the embedded Node", () => {
     expect(selfCheck()).toMatchObject({ version: pkg.version, node: NODE, sqlite: expect.stringMatching(/^3\.\d+\.\d+$/) });
+  });
+
+  // scripts/sea-main.cjs: a cache V8 rejects (another Node, other flags) would only
+  // make every start slower, silently.
+  it("runs its bundle from the embedded code cache, also with NODE_OPTIONS", () => {
+    expect(selfCheck().code_cache).toBe("accepted");
+    expect(selfCheck({ NODE_OPTIONS: "--max-old-space-size=1024" }).code_cache).toBe("accepted");
   });
 
   it("bounds its heap by default and lets NODE_OPTIONS raise the bound", () => {
