@@ -275,13 +275,15 @@ try {
     await autocannon({ url: base, connections: CONNECTIONS, amount: sales, requests: [saleRequest] });
     const expected = sales * 2 * endpoints.length;
     const backlogStart = performance.now();
+    const cpuBefore = cpuMs(pid);
     const receivedBefore = received;
     const deadline = Date.now() + 180_000;
     while (received < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const drained = received - receivedBefore;
     const fanout = drained > 0 ? Math.round(drained / ((last - backlogStart) / 1000)) : 0;
+    const cpuPerDelivery = drained > 0 ? ((cpuMs(pid) - cpuBefore) / drained).toFixed(3) : "?";
     receiver.close();
-    fanoutLine = `webhook fan-out (4 endpoints): ${received}/${expected} delivered; backlog of ${expected - receivedBefore} after the sales drained at ${fanout} deliveries/s`;
+    fanoutLine = `webhook fan-out (4 endpoints): ${received}/${expected} delivered; backlog of ${expected - receivedBefore} after the sales drained at ${fanout} deliveries/s, ${cpuPerDelivery} ms of server CPU each`;
     for (const id of endpoints) {
       await fetch(`${base}/v1/webhook_endpoints/${id}`, { method: "DELETE", headers: { authorization: `Bearer ${secret}` } });
     }

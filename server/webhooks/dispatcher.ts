@@ -1,7 +1,7 @@
 import { findDueDeliveries, insertAttempt, leaseDelivery, releaseLease, settleLeasedDelivery, type DueDelivery } from "../../store/webhooks";
 import type { AppContext } from "../app-context";
 import { newAttemptId } from "../ids";
-import { postWebhook, type AttemptOutcome } from "./send";
+import { postWebhook, WebhookConnections, type AttemptOutcome } from "./send";
 import { webhookHeaders } from "./signature";
 import { signingSecrets } from "./signing-secrets";
 
@@ -23,6 +23,7 @@ export class Dispatcher {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perEndpoint = new Map<string, number>();
   private readonly cancel = new AbortController();
+  private readonly connections = new WebhookConnections();
   private stopped = false;
   private filling: Promise<void> | undefined;
   private fillAgain = false;
@@ -57,6 +58,7 @@ export class Dispatcher {
     clearTimeout(timer);
     this.cancel.abort();
     await Promise.allSettled(this.inFlight.values());
+    this.connections.close();
   }
 
   private busyEndpoints(): string[] {
@@ -127,7 +129,7 @@ export class Dispatcher {
       return { delivered: false, statusCode: null, durationMs: 0, error: "the endpoint's signing secret cannot be decrypted (master key changed?)", responseExcerpt: null };
     }
     const headers = webhookHeaders(secrets, delivery.payload, delivery.event_id, now);
-    return postWebhook({ url: delivery.url, mode: delivery.mode, self: this.app.self, body: delivery.payload, headers }, this.app.config.webhookTimeoutMs, this.cancel.signal);
+    return postWebhook({ url: delivery.url, mode: delivery.mode, self: this.app.self, body: delivery.payload, headers }, this.app.config.webhookTimeoutMs, this.cancel.signal, this.connections);
   }
 
   /** Logs the attempt and moves the delivery on: succeeded, pending until the next retry, or dead. */
