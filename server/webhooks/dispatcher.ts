@@ -9,7 +9,7 @@ import { signingSecrets } from "./signing-secrets";
  * Sends in flight in this process, and to one endpoint: a receiver that never answers
  * only ever holds its share, the other endpoints keep theirs.
  */
-const LIMITS = { total: 16, perEndpoint: 4 };
+const LIMITS = { total: 64, perEndpoint: 8 };
 
 /** Added to the send timeout to make a lease: time to write the outcome after the answer. */
 const LEASE_SLACK_MS = 5_000;
