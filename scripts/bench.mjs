@@ -1,24 +1,26 @@
 #!/usr/bin/env node
 // npm run bench [-- --exe] [-- --cpu-prof] [-- --small-heap (bundle only)] [-- --duration 10]
-//                [-- --postgres [--instances N]]
+//               [-- --only sale,get,...] [-- --sweep] [-- --grow 1000000]
 //
 // Boots paygate (the bundle, or with --exe the single executable) on loopback with a
 // fresh data dir and the rate limit off, drives each scenario with autocannon for a
-// fixed time, and prints requests/s, p50, p99, errors, the ratio to a bare h3 v2
-// endpoint measured in the same run, and the server's peak RSS. Then: authorize p99
-// at half its peak rate, cold start to /health/ready, webhook fan-out to a local
-// receiver. Every write carries its own Idempotency-Key. With --postgres the same
-// scenarios run on PostgreSQL (scripts/bench/postgres.mjs), on N instances sharing it
-// (default 1); each scenario's connections are split evenly over the instances.
+// fixed time, and prints requests/s, p50, p99, errors, the ratio to the ceiling (a bare
+// h3 v2 endpoint parsing the sale's JSON POST body and answering JSON, measured in the
+// same run), and the server's peak RSS. Then: authorize p99 at half its peak rate,
+// webhook fan-out to a local receiver, cold start to /health/ready. Every write
+// carries its own Idempotency-Key.
+//
+// --only runs a subset (scenario keys: tokenize authorize sale capture get list replay
+// paced webhooks cold). --sweep adds sale at 1, 8, 32 and 64 connections. --grow N
+// then seeds N payments (each with its two events and its idempotency record) straight
+// into the store and repeats sale, GET and list on the grown store.
 import { spawn, execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { benchDatabase } from "./bench/postgres.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -30,12 +32,12 @@ const heapEnv = args.includes("--small-heap") ? { NODE_OPTIONS: SMALL_HEAP } : {
 const durationArg = args.indexOf("--duration");
 const DURATION = durationArg >= 0 ? Number(args[durationArg + 1]) : Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const usePostgres = args.includes("--postgres");
-const instancesArg = args.indexOf("--instances");
-const INSTANCES = instancesArg >= 0 ? Number(args[instancesArg + 1]) : 1;
-if (!(INSTANCES >= 1) || (INSTANCES > 1 && !usePostgres)) throw new Error("--instances N (1 or more) needs --postgres");
-/** Where every paygate instance serves; a scenario aimed at the first is spread over all. */
-let bases = [];
+const onlyArg = args.indexOf("--only");
+const only = onlyArg >= 0 ? new Set(args[onlyArg + 1].split(",")) : undefined;
+const wants = (key) => only === undefined || only.has(key);
+const sweep = args.includes("--sweep");
+const growArg = args.indexOf("--grow");
+const GROW = growArg >= 0 ? Number(args[growArg + 1]) : 0;
 const bundle = join(root, "dist", "paygate.cjs");
 const exe = join(root, "dist", "paygate");
 
@@ -82,43 +84,25 @@ function peakRssMb(pid) {
   return match ? Math.round(Number(match[1]) / 1024) : NaN;
 }
 
-/** CPU time (user + system, ms) the processes used so far; with clock ticks of 10 ms. */
-function cpuMs(pids) {
-  let ticks = 0;
-  for (const pid of pids) {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks * 10;
+/** CPU time (user + system, all threads) the process used so far, in ms; Linux ticks are 10 ms. */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
-/** Every paygate instance's pid: the CPU a request costs is theirs together (not the database's). */
-const instancePids = [];
 
 let counter = 0;
 const uniqueKey = () => `bench-${process.pid}-${++counter}`;
 
 async function run(name, options) {
   // A fixed `amount` of requests replaces the fixed duration.
-  const one = (extra) => autocannon({ connections: CONNECTIONS, ...(options.amount === undefined && { duration: DURATION }), ...options, ...extra });
-  const targets = bases.length > 1 && options.url === bases[0] ? bases : [options.url];
-  const results = await Promise.all(
-    targets.map((url) =>
-      one({
-        url,
-        connections: Math.max(1, Math.round((options.connections ?? CONNECTIONS) / targets.length)),
-        ...(options.amount !== undefined && { amount: Math.ceil(options.amount / targets.length) }),
-        ...(options.overallRate !== undefined && { overallRate: Math.max(1, Math.round(options.overallRate / targets.length)) }),
-      }),
-    ),
-  );
-  // Over several instances: throughput adds up; the latencies shown are the worst instance's.
+  const result = await autocannon({ connections: CONNECTIONS, ...(options.amount === undefined && { duration: DURATION }), ...options });
   return {
     name,
-    rps: results.reduce((sum, r) => sum + r.requests.average, 0),
-    p50: Math.max(...results.map((r) => r.latency.p50)),
-    p99: Math.max(...results.map((r) => r.latency.p99)),
-    errors: results.reduce((sum, r) => sum + r.errors + r.timeouts + r.non2xx, 0),
-    total: results.reduce((sum, r) => sum + r.requests.total, 0),
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+    total: result.requests.total,
   };
 }
 
@@ -143,134 +127,200 @@ function writeRequest(path, key, makeBody) {
   };
 }
 
+/**
+ * The storage engine under test, in one place: how paygate is started on it and how
+ * a grown store is seeded. (SQLite: a data dir; the server opens paygate.db in it.)
+ */
+const engine = {
+  name: "SQLite",
+  dataDir: mkdtempSync(join(tmpdir(), "paygate-bench-")),
+  serverArgs() {
+    return ["--data", this.dataDir];
+  },
+  serverEnv() {
+    return {};
+  },
+  async grow(count) {
+    const { growSqlite } = await import("./bench/grow-sqlite.mjs");
+    return growSqlite(join(this.dataDir, "paygate.db"), count);
+  },
+  cleanup() {
+    rmSync(this.dataDir, { recursive: true, force: true });
+  },
+};
+
 const rows = [];
-const dataDir = mkdtempSync(join(tmpdir(), "paygate-bench-"));
 const profDir = join(root, ".tmp", "prof");
-let database;
 try {
-  database = usePostgres ? await benchDatabase() : undefined;
-  const engineEnv = database ? { PAYGATE_DATABASE_URL: database.url, PAYGATE_MASTER_KEY: randomBytes(32).toString("base64") } : {};
-  // The ceiling.
+  // The ceiling: the sale's own request (headers and JSON body), parsed and answered
+  // with JSON by a bare h3 endpoint.
   const bare = await startProcess(process.execPath, [join(root, "scripts", "bench", "bare-h3.mjs")]);
   const bareUrl = bare.line.replace("listening on ", "");
-  const ceiling = await run("bare h3 GET /ping", { url: `${bareUrl}/ping` });
-  rows.push({ ...ceiling, rss: peakRssMb(bare.child.pid) });
+  const bareBody = { amount: 1000, currency: "usd", gateway_token: "tok_test_000000000000000000000000" };
+  const bareCpu = cpuMs(bare.child.pid);
+  const ceiling = await run("ceiling: bare h3 JSON POST", { url: bareUrl, requests: [writeRequest("/v1/payments/sale", "sk_test_bench", () => bareBody)] });
+  rows.push({ ...ceiling, cpu: (cpuMs(bare.child.pid) - bareCpu) / ceiling.total, rss: peakRssMb(bare.child.pid) });
   bare.child.kill("SIGTERM");
 
   // paygate.
   const nodeArgs = cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : [];
   const command = useExe ? exe : process.execPath;
-  const commandArgs = useExe ? ["sandbox", "--json", "--port", "0", "--data", dataDir] : [...nodeArgs, bundle, "sandbox", "--json", "--port", "0", "--data", dataDir];
-  const paygate = await startProcess(command, commandArgs, { PAYGATE_RATE_LIMIT: "0", ...heapEnv, ...engineEnv });
+  const serverArgs = ["sandbox", "--json", "--port", "0", ...engine.serverArgs()];
+  const startPaygate = () => startProcess(command, useExe ? serverArgs : [...nodeArgs, bundle, ...serverArgs], { PAYGATE_RATE_LIMIT: "0", ...engine.serverEnv(), ...heapEnv });
+  let paygate = await startPaygate();
   const sandbox = JSON.parse(paygate.line);
-  const base = sandbox.base_url;
-  bases = [base];
-  instancePids.push(paygate.child.pid);
-  for (let i = 1; i < INSTANCES; i++) {
-    const serveArgs = useExe ? ["serve", "--port", "0", "--data", dataDir] : [bundle, "serve", "--port", "0", "--data", dataDir];
-    const instance = await startProcess(command, serveArgs, { PAYGATE_RATE_LIMIT: "0", PAYGATE_LOG_LEVEL: "warn", ...heapEnv, ...engineEnv });
-    bases.push(/listening on (\S+)/.exec(instance.line)[1]);
-    instancePids.push(instance.child.pid);
-  }
+  let base = sandbox.base_url;
   const { secret, publishable } = sandbox.keys;
-  const pid = paygate.child.pid;
+  let pid = paygate.child.pid;
   const token = (await api(base, publishable, "/v1/tokens", { card: { number: "4242424242424242", exp_month: 12, exp_year: 2040, cvc: "123" } })).token;
   const card = { card: { number: "4242424242424242", exp_month: 12, exp_year: 2040, cvc: "123" } };
+  const saleRequest = writeRequest("/v1/payments/sale", secret, () => ({ amount: 1000, currency: "usd", gateway_token: token }));
+  const authorizeRequest = writeRequest("/v1/payments/authorize", secret, () => ({ amount: 1000, currency: "usd", gateway_token: token, capture_method: "manual" }));
 
   const scenario = async (name, options) => {
-    const cpuBefore = cpuMs(instancePids);
-    const row = await run(name, { url: base, ...options });
-    rows.push({ ...row, rss: peakRssMb(pid), cpuPerRequest: (cpuMs(instancePids) - cpuBefore) / row.total });
+    const cpuBefore = cpuMs(pid);
+    const result = await run(name, { url: base, ...options });
+    const row = { ...result, cpu: (cpuMs(pid) - cpuBefore) / result.total, rss: peakRssMb(pid) };
+    rows.push(row);
+    return row;
   };
+  const paymentId = (await api(base, secret, "/v1/payments/sale", { amount: 1000, currency: "usd", gateway_token: token })).id;
+  const getRequest = { method: "GET", path: `/v1/payments/${paymentId}`, headers: { authorization: `Bearer ${secret}` } };
+  const listRequest = { method: "GET", path: "/v1/payments?limit=10", headers: { authorization: `Bearer ${secret}` } };
 
-  await scenario("tokenize", { requests: [writeRequest("/v1/tokens", publishable, () => card)] });
-  await scenario("authorize (manual)", { requests: [writeRequest("/v1/payments/authorize", secret, () => ({ amount: 1000, currency: "usd", gateway_token: token, capture_method: "manual" }))] });
-  await scenario("sale", { requests: [writeRequest("/v1/payments/sale", secret, () => ({ amount: 1000, currency: "usd", gateway_token: token }))] });
+  // Unmeasured: the JIT and the caches get to the state the later scenarios run in.
+  const warmUp = async () => {
+    for (const request of [saleRequest, getRequest, listRequest]) await autocannon({ url: base, connections: CONNECTIONS, duration: 3, requests: [request] });
+  };
+  await warmUp();
 
-  // Captures need authorizations: prepare as many as the authorize scenario managed in the same time.
-  const authorizeRow = rows.find((r) => r.name === "authorize (manual)");
-  const toPrepare = Math.min(200_000, Math.max(1000, Math.round(authorizeRow.rps * DURATION)));
-  const prepared = [];
-  const prepareRun = await autocannon({
-    url: base,
-    connections: CONNECTIONS,
-    amount: toPrepare,
-    requests: [writeRequest("/v1/payments/authorize", secret, () => ({ amount: 1000, currency: "usd", gateway_token: token, capture_method: "manual" }))],
-    setupClient(client) {
-      client.on("body", (body) => {
-        const id = JSON.parse(body.toString()).id;
-        if (id) prepared.push(id);
-      });
-    },
-  });
-  void prepareRun;
-  let next = 0;
-  await scenario("capture (prepared authorizations)", {
-    amount: prepared.length,
-    requests: [writeRequest("/v1/payments/capture", secret, () => ({ payment_id: prepared[next++ % prepared.length] }))],
-  });
-  const paymentId = prepared[0];
-  await scenario("GET payment", { requests: [{ method: "GET", path: `/v1/payments/${paymentId}`, headers: { authorization: `Bearer ${secret}` } }] });
-  const replayBody = JSON.stringify({ amount: 1000, currency: "usd", gateway_token: token });
-  await fetch(`${base}/v1/payments/sale`, { method: "POST", headers: { authorization: `Bearer ${secret}`, "idempotency-key": "bench-replay", "content-type": "application/json" }, body: replayBody });
-  await scenario("idempotent replay (sale)", {
-    requests: [{ method: "POST", path: "/v1/payments/sale", headers: { authorization: `Bearer ${secret}`, "idempotency-key": "bench-replay", "content-type": "application/json" }, body: replayBody }],
-  });
+  if (wants("tokenize")) await scenario("tokenize", { requests: [writeRequest("/v1/tokens", publishable, () => card)] });
+  let authorizeRps;
+  if (wants("authorize")) authorizeRps = (await scenario("authorize (manual)", { requests: [authorizeRequest] })).rps;
+  const saleRow = wants("sale") ? await scenario("sale", { requests: [saleRequest] }) : undefined;
 
-  // Latency at half of the peak authorize rate: paced evenly (8 connections, each at
-  // an eighth of the rate), and as autocannon's overallRate over all connections,
-  // which releases requests in bursts.
-  const half = Math.max(8, Math.round(authorizeRow.rps / 2));
-  const authorizeRequest = writeRequest("/v1/payments/authorize", secret, () => ({ amount: 1000, currency: "usd", gateway_token: token, capture_method: "manual" }));
-  const paced = await run(`authorize at ${half} req/s (half of peak), paced, 8 connections`, {
-    url: base,
-    connections: 8,
-    connectionRate: Math.round(half / 8),
-    requests: [authorizeRequest],
-  });
-  rows.push({ ...paced, rss: peakRssMb(pid) });
-  const bursty = await run(`authorize at ${half} req/s (half of peak), bursts, ${CONNECTIONS} connections`, {
-    url: base,
-    overallRate: half,
-    requests: [authorizeRequest],
-  });
-  rows.push({ ...bursty, rss: peakRssMb(pid) });
-
-  // Webhook fan-out: 4 endpoints on a local receiver answering 200; sales make 2
-  // events each. Only the drain of the backlog left once the sales are done is timed,
-  // so the figure is delivery alone, not delivery competing with payments.
-  let received = 0;
-  let last = 0;
-  const receiver = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      received += 1;
-      last = performance.now();
-      res.end("ok");
+  if (wants("capture")) {
+    // Captures need authorizations: prepare as many as the authorize scenario managed in the same time.
+    const toPrepare = Math.min(200_000, Math.max(1000, Math.round((authorizeRps ?? 1000) * DURATION)));
+    const prepared = [];
+    await autocannon({
+      url: base,
+      connections: CONNECTIONS,
+      amount: toPrepare,
+      requests: [authorizeRequest],
+      setupClient(client) {
+        client.on("body", (body) => {
+          const id = JSON.parse(body.toString()).id;
+          if (id) prepared.push(id);
+        });
+      },
     });
-  });
-  await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
-  const endpoints = [];
-  for (let i = 0; i < 4; i++) {
-    const endpoint = await api(base, secret, "/v1/webhook_endpoints", { url: `http://127.0.0.1:${receiver.address().port}/hook/${i}`, event_types: ["*"] });
-    if (!endpoint.id) throw new Error(`could not register a webhook endpoint: ${JSON.stringify(endpoint)}`);
-    endpoints.push(endpoint.id);
+    let next = 0;
+    await scenario("capture (prepared authorizations)", {
+      amount: prepared.length,
+      requests: [writeRequest("/v1/payments/capture", secret, () => ({ payment_id: prepared[next++ % prepared.length] }))],
+    });
   }
-  const sales = 2500;
-  await autocannon({ url: base, connections: CONNECTIONS, amount: sales, requests: [writeRequest("/v1/payments/sale", secret, () => ({ amount: 1000, currency: "usd", gateway_token: token }))] });
-  const expected = sales * 2 * endpoints.length;
-  const backlogStart = performance.now();
-  const receivedBefore = received;
-  const deadline = Date.now() + 180_000;
-  while (received < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  const drained = received - receivedBefore;
-  const fanout = drained > 0 ? Math.round(drained / ((last - backlogStart) / 1000)) : 0;
-  receiver.close();
+  const getRow = wants("get") ? await scenario("GET payment", { requests: [getRequest] }) : undefined;
+  const listRow = wants("list") ? await scenario("list payments (limit 10)", { requests: [listRequest] }) : undefined;
+  if (wants("replay")) {
+    const replayBody = JSON.stringify({ amount: 1000, currency: "usd", gateway_token: token });
+    await fetch(`${base}/v1/payments/sale`, { method: "POST", headers: { authorization: `Bearer ${secret}`, "idempotency-key": "bench-replay", "content-type": "application/json" }, body: replayBody });
+    await scenario("idempotent replay (sale)", {
+      requests: [{ method: "POST", path: "/v1/payments/sale", headers: { authorization: `Bearer ${secret}`, "idempotency-key": "bench-replay", "content-type": "application/json" }, body: replayBody }],
+    });
+  }
+
+  if (wants("paced") && authorizeRps !== undefined) {
+    // Latency at half of the peak authorize rate: paced evenly (8 connections, each at
+    // an eighth of the rate), and as autocannon's overallRate over all connections,
+    // which releases requests in bursts.
+    const half = Math.max(8, Math.round(authorizeRps / 2));
+    const paced = await run(`authorize at ${half} req/s (half of peak), paced, 8 connections`, {
+      url: base,
+      connections: 8,
+      connectionRate: Math.round(half / 8),
+      requests: [authorizeRequest],
+    });
+    rows.push({ ...paced, rss: peakRssMb(pid) });
+    const bursty = await run(`authorize at ${half} req/s (half of peak), bursts, ${CONNECTIONS} connections`, {
+      url: base,
+      overallRate: half,
+      requests: [authorizeRequest],
+    });
+    rows.push({ ...bursty, rss: peakRssMb(pid) });
+  }
+
+  if (sweep) {
+    for (const connections of [1, 8, 32, 64]) await scenario(`sale, ${connections} connection${connections === 1 ? "" : "s"}`, { connections, requests: [saleRequest] });
+  }
+
+  let fanoutLine;
+  if (wants("webhooks")) {
+    // Webhook fan-out: 4 endpoints on a local receiver answering 200; sales make 2
+    // events each. Only the drain of the backlog left once the sales are done is timed,
+    // so the figure is delivery alone, not delivery competing with payments.
+    let received = 0;
+    let last = 0;
+    const receiver = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        received += 1;
+        last = performance.now();
+        res.end("ok");
+      });
+    });
+    await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
+    const endpoints = [];
+    for (let i = 0; i < 4; i++) {
+      const endpoint = await api(base, secret, "/v1/webhook_endpoints", { url: `http://127.0.0.1:${receiver.address().port}/hook/${i}`, event_types: ["*"] });
+      if (!endpoint.id) throw new Error(`could not register a webhook endpoint: ${JSON.stringify(endpoint)}`);
+      endpoints.push(endpoint.id);
+    }
+    const sales = 2500;
+    await autocannon({ url: base, connections: CONNECTIONS, amount: sales, requests: [saleRequest] });
+    const expected = sales * 2 * endpoints.length;
+    const backlogStart = performance.now();
+    const cpuBefore = cpuMs(pid);
+    const receivedBefore = received;
+    const deadline = Date.now() + 180_000;
+    while (received < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const drained = received - receivedBefore;
+    const fanout = drained > 0 ? Math.round(drained / ((last - backlogStart) / 1000)) : 0;
+    const cpuPerDelivery = drained > 0 ? ((cpuMs(pid) - cpuBefore) / drained).toFixed(3) : "?";
+    receiver.close();
+    fanoutLine = `webhook fan-out (4 endpoints): ${received}/${expected} delivered; backlog of ${expected - receivedBefore} after the sales drained at ${fanout} deliveries/s, ${cpuPerDelivery} ms of server CPU each`;
+    for (const id of endpoints) {
+      await fetch(`${base}/v1/webhook_endpoints/${id}`, { method: "DELETE", headers: { authorization: `Bearer ${secret}` } });
+    }
+  }
   const heaviestRss = peakRssMb(pid);
 
-  paygate.child.kill("SIGTERM");
-  await new Promise((r) => paygate.child.once("exit", r));
-  children.delete(paygate.child);
+  const stopPaygate = async () => {
+    paygate.child.kill("SIGTERM");
+    await new Promise((r) => paygate.child.once("exit", r));
+    children.delete(paygate.child);
+  };
+  await stopPaygate();
+
+  let growLine;
+  if (GROW > 0) {
+    // Seeded with the server stopped, then the same scenarios on the grown store.
+    const seeded = await engine.grow(GROW);
+    growLine = `grown store: ${seeded.payments} payments, ${seeded.events} events, ${seeded.idempotency} idempotency records seeded in ${seeded.seconds} s (${seeded.sizeMb} MB on disk)`;
+    paygate = await startPaygate();
+    base = JSON.parse(paygate.line).base_url;
+    pid = paygate.child.pid;
+    await warmUp();
+    const grown = (row) => ` (grown: ${row ? Math.round((rows.at(-1).rps / row.rps) * 100) : "?"}% of empty)`;
+    await scenario(`sale, ${GROW} stored`, { requests: [saleRequest] });
+    rows.at(-1).name += grown(saleRow);
+    await scenario(`GET payment, ${GROW} stored`, { requests: [getRequest] });
+    rows.at(-1).name += grown(getRow);
+    await scenario(`list payments (limit 10), ${GROW} stored`, { requests: [listRequest] });
+    rows.at(-1).name += grown(listRow);
+    await stopPaygate();
+  }
 
   // Cold start: process start to the first 200 on /health/ready, median of 7.
   async function coldStart(cmd, cmdArgs) {
@@ -299,21 +349,22 @@ try {
     times.sort((a, b) => a - b);
     return Math.round(times[3]);
   }
-  const coldBundle = await coldStart(process.execPath, [bundle]);
-  const coldExe = existsSync(exe) ? await coldStart(exe, []) : undefined;
+  const coldBundle = wants("cold") ? await coldStart(process.execPath, [bundle]) : undefined;
+  const coldExe = wants("cold") && existsSync(exe) ? await coldStart(exe, []) : undefined;
 
   const ceilingRps = rows[0].rps;
   log("");
-  log(`paygate benchmark — ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${useExe ? "executable" : "bundle"}, ${usePostgres ? `PostgreSQL, ${INSTANCES} instance(s) (RSS: the first)` : "SQLite"}, ${CONNECTIONS} connections, ${DURATION} s per scenario${heapEnv.NODE_OPTIONS ? `, NODE_OPTIONS="${SMALL_HEAP}"` : ""}`);
+  log(`paygate benchmark on ${engine.name} — ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${useExe ? "executable" : "bundle"}, ${CONNECTIONS} connections, ${DURATION} s per scenario${heapEnv.NODE_OPTIONS ? `, NODE_OPTIONS="${SMALL_HEAP}"` : ""}`);
   log("");
-  log("| scenario | req/s | p50 ms | p99 ms | errors | vs bare h3 | server peak RSS MB | paygate CPU ms/request |");
+  log("| scenario | req/s | p50 ms | p99 ms | errors | vs ceiling | server CPU ms/req | server peak RSS MB |");
   log("|---|---:|---:|---:|---:|---:|---:|---:|");
   for (const row of rows) {
-    log(`| ${row.name} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${row.errors} | ${Math.round((row.rps / ceilingRps) * 100)}% | ${row.rss} | ${row.cpuPerRequest === undefined ? "" : row.cpuPerRequest.toFixed(2)} |`);
+    log(`| ${row.name} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${row.errors} | ${Math.round((row.rps / ceilingRps) * 100)}% | ${row.cpu === undefined ? "" : row.cpu.toFixed(2)} | ${row.rss} |`);
   }
   log("");
-  log(`webhook fan-out (4 endpoints): ${received}/${expected} delivered; backlog of ${expected - receivedBefore} after the sales drained at ${fanout} deliveries/s`);
-  log(`cold start to /health/ready 200 (median of 7): bundle ${coldBundle} ms${coldExe === undefined ? "" : `, executable ${coldExe} ms`}`);
+  if (fanoutLine) log(fanoutLine);
+  if (growLine) log(growLine);
+  if (coldBundle !== undefined) log(`cold start to /health/ready 200 (median of 7): bundle ${coldBundle} ms${coldExe === undefined ? "" : `, executable ${coldExe} ms`}`);
   log(`server peak RSS over the whole run: ${heaviestRss} MB`);
   if (cpuProf) {
     const profiles = readdirSync(profDir).filter((f) => f.endsWith(".cpuprofile"));
@@ -333,6 +384,5 @@ try {
   }
 } finally {
   stopAll();
-  rmSync(dataDir, { recursive: true, force: true });
-  database?.stop();
+  engine.cleanup();
 }

@@ -1,4 +1,5 @@
 import type { Cache } from "./cache/cache";
+import type { SettingsCache } from "./cache/settings-cache";
 import type { Config } from "./config";
 import type { Logger } from "./logger";
 import type { Metrics } from "./metrics/metrics";
@@ -17,6 +18,8 @@ export interface AppContext {
   /** Every transactional write goes through here (SQLite: concurrent writes share one fsync). */
   writes: Writes;
   cache: Cache;
+  /** Accounts, routing, credentials and webhook endpoints as charges read them, kept while unchanged. */
+  settings: SettingsCache;
   log: Logger;
   /** The per-request line (server/http/pipeline.ts). */
   requestLog: Logger;

@@ -2,6 +2,7 @@ import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { toNodeHandler, type NodeHandler } from "h3";
 import type { AppContext } from "./app-context";
+import { SettingsCache } from "./cache/settings-cache";
 import { MemoryCache } from "./cache/memory-cache";
 import type { Config } from "./config";
 import { accountRoutes } from "./accounts/routes";
@@ -86,7 +87,8 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   const metrics = new Metrics(store.db);
   const writes = store.createWrites((size) => metrics.groupCommit(size));
   const fingerprintKey = cipher.deriveKey(FINGERPRINT_KEY_LABEL);
-  return { config, store, db: store.db, writes, cache, log, requestLog, auth, cipher, fingerprintKey, self: undefined, webhooks: NO_DELIVERY, instances: ONE_INSTANCE, metrics, closers: [() => auth.close()] };
+  const settings = new SettingsCache(store);
+  return { config, store, db: store.db, writes, cache, settings, log, requestLog, auth, cipher, fingerprintKey, self: undefined, webhooks: NO_DELIVERY, instances: ONE_INSTANCE, metrics, closers: [() => auth.close()] };
 }
 
 /** Runs the shutdown hooks, then closes the database. */

@@ -1,3 +1,4 @@
+import { markSettingsChanged } from "./settings-changes";
 import type { Db } from "./database";
 import { violatesUnique } from "./db-errors";
 import type { ConnectorAccountRow, ConnectorAccountsTable } from "./schema";
@@ -6,6 +7,7 @@ import { olderThan, type Cursor } from "./keyset";
 
 export async function insertConnectorAccount(db: Db, row: ConnectorAccountsTable): Promise<void> {
   await db.insertInto("connector_accounts").values(row).execute();
+  markSettingsChanged();
 }
 
 /** The write broke `connector_accounts_one_default`: a second default for (merchant, connector, mode, key_kind). */
@@ -49,4 +51,5 @@ export async function listConnectorAccounts(db: Db, merchantId: string, filter: 
 
 export async function updateConnectorAccount(db: Db, id: string, update: Partial<ConnectorAccountsTable>): Promise<void> {
   await db.updateTable("connector_accounts").set(update).where("id", "=", id).execute();
+  markSettingsChanged();
 }

@@ -1,4 +1,5 @@
 import type { Db, Trx, Writes } from "./database";
+import { markSettingsChanged, settingsGeneration } from "./settings-changes";
 
 interface Pending {
   fn: (trx: Trx) => Promise<unknown>;
@@ -46,6 +47,7 @@ export class GroupCommit implements Writes {
 
   private async flush(): Promise<void> {
     this.flushing = true;
+    const settingsBefore = settingsGeneration();
     const group = this.queue.splice(0, MAX_GROUP);
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
@@ -77,6 +79,9 @@ export class GroupCommit implements Writes {
       // The group did not commit: nothing of it is durable.
       for (const item of group) item.reject(error);
     } finally {
+      // Settings read while this group was open may hold its uncommitted (or rolled back)
+      // writes: marked again now that it is settled, so nothing read meanwhile is kept.
+      if (settingsGeneration() !== settingsBefore) markSettingsChanged();
       this.flushing = false;
       if (this.queue.length > 0) this.schedule();
     }

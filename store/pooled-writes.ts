@@ -1,5 +1,6 @@
 import type { Db, Trx, Writes } from "./database";
 import { isWriteConflict } from "./db-errors";
+import { markSettingsChanged, settingsGeneration } from "./settings-changes";
 
 /** A deadlock victim is retried this many times before its error is the answer. */
 const MAX_ATTEMPTS = 3;
@@ -14,12 +15,19 @@ export class PooledWrites implements Writes {
   constructor(private readonly db: Db) {}
 
   async run<T>(fn: (trx: Trx) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.db.transaction().execute(fn);
-      } catch (error) {
-        if (attempt >= MAX_ATTEMPTS || !isWriteConflict(error)) throw error;
+    const settingsBefore = settingsGeneration();
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.db.transaction().execute(fn);
+        } catch (error) {
+          if (attempt >= MAX_ATTEMPTS || !isWriteConflict(error)) throw error;
+        }
       }
+    } finally {
+      // Settings another connection read while this unit was open are the old ones: once
+      // it is settled, marked again so that nothing read meanwhile is kept.
+      if (settingsGeneration() !== settingsBefore) markSettingsChanged();
     }
   }
 }

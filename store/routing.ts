@@ -1,3 +1,4 @@
+import { markSettingsChanged } from "./settings-changes";
 import type { Db } from "./database";
 
 export async function getRouting(db: Db, merchantId: string, mode: string): Promise<{ connectors: string[]; updated_at: string } | undefined> {
@@ -17,4 +18,5 @@ export async function putRouting(db: Db, merchantId: string, mode: "test" | "liv
     .values({ merchant_id: merchantId, mode, connectors: value, updated_at: updatedAt })
     .onConflict((oc) => oc.columns(["merchant_id", "mode"]).doUpdateSet({ connectors: value, updated_at: updatedAt }))
     .execute();
+  markSettingsChanged();
 }

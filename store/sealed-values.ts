@@ -1,3 +1,4 @@
+import { markSettingsChanged } from "./settings-changes";
 import type { Db } from "./database";
 
 /** Rows read per query while walking a table, so a large store is never held in memory at once. */
@@ -21,6 +22,7 @@ export async function forEachSecretCiphertext(db: Db, each: (row: { path: string
 
 export async function setSecretCiphertext(db: Db, path: string, version: number, ciphertext: string): Promise<void> {
   await db.updateTable("secrets").set({ ciphertext }).where("path", "=", path).where("version", "=", version).execute();
+  markSettingsChanged();
 }
 
 /** Calls `each` for every card token's encrypted number. */
@@ -65,6 +67,7 @@ export async function setEndpointSecrets(db: Db, row: EndpointSecrets): Promise<
     .set({ secret_encrypted: row.secret_encrypted, previous_secret_encrypted: row.previous_secret_encrypted })
     .where("id", "=", row.id)
     .execute();
+  markSettingsChanged();
 }
 
 /** One stored ciphertext with where it lives, when the store holds any: enough to tell which key wrote the data. */

@@ -1,3 +1,4 @@
+import { markSettingsChanged } from "./settings-changes";
 import { sql } from "kysely";
 import type { Db } from "./database";
 import { violatesUnique } from "./db-errors";
@@ -21,6 +22,7 @@ export async function insertSecretVersion(db: Db, path: string, sealed: (version
     const version = row.latest + 1;
     try {
       await db.insertInto("secrets").values({ path, version, ciphertext: sealed(version), created_at: createdAt }).execute();
+      markSettingsChanged();
       return version;
     } catch (error) {
       if (attempt >= MAX_VERSION_ATTEMPTS || !violatesUnique(error, "secrets", ["path", "version"])) throw error;

@@ -1,3 +1,4 @@
+import { markSettingsChanged } from "./settings-changes";
 import type { Insertable, Updateable } from "kysely";
 import type { Db } from "./database";
 import type { Owner } from "./events";
@@ -14,6 +15,7 @@ import type {
 
 export async function insertEndpoint(db: Db, row: Insertable<WebhookEndpointsTable>): Promise<void> {
   await db.insertInto("webhook_endpoints").values(row).execute();
+  markSettingsChanged();
 }
 
 export async function findEndpoint(db: Db, owner: Owner, id: string): Promise<WebhookEndpointRow | undefined> {
@@ -70,6 +72,7 @@ export async function listReceivingEndpoints(db: Db, owner: Owner): Promise<Webh
 
 export async function updateEndpoint(db: Db, id: string, update: Updateable<WebhookEndpointsTable>): Promise<void> {
   await db.updateTable("webhook_endpoints").set(update).where("id", "=", id).execute();
+  markSettingsChanged();
 }
 
 // ---- Deliveries ----

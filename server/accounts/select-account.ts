@@ -1,5 +1,6 @@
 import { findConnectorAccount, findConnectorAccountById, listConnectorAccounts } from "../../store/connector-accounts";
 import type { Db } from "../../store/database";
+import type { AppContext } from "../app-context";
 import { getRouting } from "../../store/routing";
 import type { ConnectorId } from "../connectors/connector";
 import type { Actor } from "../keys/actor";
@@ -18,13 +19,15 @@ export interface Selectors {
  * on: the named account (in any state, so it can say why it is refused), or else the
  * merchant's active accounts of the key's mode.
  */
-export async function selectAccountForCharge(db: Db, actor: Actor, requested: ConnectorId | undefined, selectors: Selectors): Promise<ConnectorAccount> {
+export async function selectAccountForCharge(app: Pick<AppContext, "db" | "settings">, actor: Actor, requested: ConnectorId | undefined, selectors: Selectors): Promise<ConnectorAccount> {
+  const { db, settings } = app;
   const selector = selectors.body ?? selectors.header;
+  const owner = `${actor.merchantId}:${actor.mode}`;
   const rows =
     selector === undefined
-      ? await listConnectorAccounts(db, actor.merchantId, { mode: actor.mode })
+      ? await settings.get(`accounts:${owner}`, () => listConnectorAccounts(db, actor.merchantId, { mode: actor.mode }))
       : [await findConnectorAccount(db, actor.merchantId, selector)].filter((row) => row !== undefined);
-  const routing = requested === undefined ? await getRouting(db, actor.merchantId, actor.mode) : undefined;
+  const routing = requested === undefined ? await settings.get(`routing:${owner}`, () => getRouting(db, actor.merchantId, actor.mode)) : undefined;
   return resolveAccount({
     mode: actor.mode,
     routed: requested ?? (routing?.connectors[0] as ConnectorId | undefined),

@@ -1,5 +1,6 @@
 import type { Trx } from "../../store/database";
 import { lastEventIdOfPayment } from "../../store/events";
+import type { SettingsSource } from "../cache/settings-cache";
 import type { Mode } from "../connectors/connector";
 import { newEventId, sortableIdTime } from "../ids";
 import { enqueueDeliveries } from "../webhooks/enqueue";
@@ -14,34 +15,46 @@ export interface EventInput {
 }
 
 /**
- * Writes an event and its webhook deliveries inside the caller's transaction: they
- * commit with the state change that caused them, or not at all (the outbox). A
- * payment's event sorts after the payment's previous one, read in this transaction
- * (its writer holds the payment's claim): another instance's counter or clock cannot
- * put a capture before its authorization. `created_at` is the id's time, so both orders agree.
+ * Writes events (one insert for all of them) and their webhook deliveries inside the
+ * caller's transaction: they commit with the state change that caused them, or not at
+ * all (the outbox). A payment's events sort after the payment's previous one, read in
+ * this transaction (its writer holds the payment's claim), and after each other in the
+ * order given: another instance's counter or clock cannot put a capture before its
+ * authorization. `created_at` is the id's time, so both orders agree.
  */
-export async function recordEvent(trx: Trx, input: EventInput): Promise<Event> {
-  const id = newEventId(input.paymentId === null ? undefined : await lastEventIdOfPayment(trx, input.paymentId));
-  const event: Event = {
-    id,
-    object: "event",
-    type: input.type,
-    created_at: sortableIdTime("evt_", id),
-    test_mode: input.mode === "test",
-    data: input.data,
-  };
+export async function recordEvents(app: { settings: SettingsSource }, trx: Trx, inputs: readonly EventInput[]): Promise<Event[]> {
+  const previous = new Map<string, string | undefined>();
+  const events: Event[] = [];
+  for (const input of inputs) {
+    let after: string | undefined;
+    if (input.paymentId !== null) {
+      after = previous.has(input.paymentId) ? previous.get(input.paymentId) : await lastEventIdOfPayment(trx, input.paymentId);
+    }
+    const id = newEventId(after);
+    if (input.paymentId !== null) previous.set(input.paymentId, id);
+    events.push({ id, object: "event", type: input.type, created_at: sortableIdTime("evt_", id), test_mode: input.mode === "test", data: input.data });
+  }
   await trx
     .insertInto("events")
-    .values({
-      id: event.id,
-      merchant_id: input.merchantId,
-      mode: input.mode,
-      type: event.type,
-      payment_id: input.paymentId,
-      payload: JSON.stringify(event),
-      created_at: event.created_at,
-    })
+    .values(
+      inputs.map((input, i) => {
+        const event = events[i] as Event;
+        return {
+          id: event.id,
+          merchant_id: input.merchantId,
+          mode: input.mode,
+          type: event.type,
+          payment_id: input.paymentId,
+          payload: JSON.stringify(event),
+          created_at: event.created_at,
+        };
+      }),
+    )
     .execute();
-  await enqueueDeliveries(trx, { id: event.id, merchantId: input.merchantId, mode: input.mode, type: event.type });
-  return event;
+  await enqueueDeliveries(
+    app,
+    trx,
+    inputs.map((input, i) => ({ id: (events[i] as Event).id, merchantId: input.merchantId, mode: input.mode, type: input.type })),
+  );
+  return events;
 }

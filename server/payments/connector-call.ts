@@ -24,7 +24,11 @@ export async function prepareCall(app: AppContext, actor: Actor, account: Connec
   const connector = connectorFor(account.connector_id, actor.mode);
   let credential;
   try {
-    credential = connector.parseCredential(await resolveCredential(app, account.credential_ref));
+    // A stored secret is decrypted once per version: the cache drops it when any secret changes.
+    const value = account.credential_ref.startsWith("secret://")
+      ? await app.settings.get(`credential:${account.credential_ref}`, () => resolveCredential(app, account.credential_ref))
+      : await resolveCredential(app, account.credential_ref);
+    credential = connector.parseCredential(value);
   } catch (error) {
     if (error instanceof WrongMasterKeyError) throw error;
     // These messages name references and shapes, never values (secret-store.ts, parseCredential).

@@ -4,7 +4,7 @@ import type { PaymentRow } from "../../store/schema";
 import type { AppContext } from "../app-context";
 import { selectAccountForCharge } from "../accounts/select-account";
 import { ApiError, errors } from "../errors";
-import { recordEvent } from "../events/record-event";
+import { recordEvents } from "../events/record-event";
 import { isoNow } from "../ids";
 import type { Actor } from "../keys/actor";
 import { loadToken } from "../tokens/tokenize";
@@ -36,7 +36,7 @@ export async function createPayment(app: AppContext, actor: Actor, input: NewPay
   }
   const automatic = kind === "sale" || input.capture_method !== "manual";
   const token = await loadToken(app.db, app.cipher, actor, input.gateway_token);
-  const account = await selectAccountForCharge(app.db, actor, input.connector, { body: input.connector_account, header: ctx.headerSelector });
+  const account = await selectAccountForCharge(app, actor, input.connector, { body: input.connector_account, header: ctx.headerSelector });
   const paymentId = paymentIdFor(actor, ctx.idempotencyKey, kind);
   if (await paymentExists(app.db, paymentId)) throw keyReused();
   const { connector, context } = await prepareCall(app, actor, account);
@@ -93,11 +93,18 @@ export async function createPayment(app: AppContext, actor: Actor, input: NewPay
       if (violatesUnique(error, "payments", ["id"])) throw keyReused();
       throw error;
     });
-    for (const type of entry.events) {
-      // In an automatic capture the authorization event shows the payment as it was then.
-      const data = type === "payment.authorized" ? { ...payment, status: "authorized", amount_captured: 0 } : { ...payment };
-      await recordEvent(trx, { merchantId: actor.merchantId, mode: actor.mode, type, paymentId, data });
-    }
+    await recordEvents(
+      app,
+      trx,
+      entry.events.map((type) => ({
+        merchantId: actor.merchantId,
+        mode: actor.mode,
+        type,
+        paymentId,
+        // In an automatic capture the authorization event shows the payment as it was then.
+        data: type === "payment.authorized" ? { ...payment, status: "authorized", amount_captured: 0 } : { ...payment },
+      })),
+    );
     return payment;
   });
   app.metrics.payment(account.connector_id, actor.mode, row.status);

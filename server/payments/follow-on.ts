@@ -5,7 +5,7 @@ import type { AppContext } from "../app-context";
 import { selectAccountForFollowOn } from "../accounts/select-account";
 import type { ConnectorResult, FollowOnRequest } from "../connectors/connector";
 import { ApiError, errors } from "../errors";
-import { recordEvent } from "../events/record-event";
+import { recordEvents } from "../events/record-event";
 import { isoNow } from "../ids";
 import type { Actor } from "../keys/actor";
 import { prepareCall, processorReference, refundIdFor, throwIfUncertain, type PreparedCall } from "./connector-call";
@@ -165,7 +165,7 @@ export async function followOn(app: AppContext, actor: Actor, operation: FollowO
       await insertRefund(trx, { id: refundIdFor(reference), payment_id: payment.id, amount, reason: input.reason ?? null, connector_refund_id: result.transactionId, created_at: now });
     }
     const after = await getPayment(trx, actor, payment.id, "payment_id");
-    await recordEvent(trx, { merchantId: actor.merchantId, mode: actor.mode, type: rule.event, paymentId: payment.id, data: { ...after } });
+    await recordEvents(app, trx, [{ merchantId: actor.merchantId, mode: actor.mode, type: rule.event, paymentId: payment.id, data: { ...after } }]);
     return after;
   });
   app.metrics.payment(updated.connector_id, actor.mode, updated.status);

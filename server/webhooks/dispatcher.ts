@@ -1,7 +1,7 @@
 import { findDueDeliveries, insertAttempt, leaseDelivery, releaseLease, settleLeasedDelivery, type DueDelivery } from "../../store/webhooks";
 import type { AppContext } from "../app-context";
 import { newAttemptId } from "../ids";
-import { postWebhook, type AttemptOutcome } from "./send";
+import { postWebhook, WebhookConnections, type AttemptOutcome } from "./send";
 import { webhookHeaders } from "./signature";
 import { signingSecrets } from "./signing-secrets";
 
@@ -9,7 +9,7 @@ import { signingSecrets } from "./signing-secrets";
  * Sends in flight in this process, and to one endpoint: a receiver that never answers
  * only ever holds its share, the other endpoints keep theirs.
  */
-const LIMITS = { total: 16, perEndpoint: 4 };
+const LIMITS = { total: 64, perEndpoint: 8 };
 
 /** Added to the send timeout to make a lease: time to write the outcome after the answer. */
 const LEASE_SLACK_MS = 5_000;
@@ -23,6 +23,7 @@ export class Dispatcher {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perEndpoint = new Map<string, number>();
   private readonly cancel = new AbortController();
+  private readonly connections = new WebhookConnections();
   private stopped = false;
   private filling: Promise<void> | undefined;
   private fillAgain = false;
@@ -57,6 +58,7 @@ export class Dispatcher {
     clearTimeout(timer);
     this.cancel.abort();
     await Promise.allSettled(this.inFlight.values());
+    this.connections.close();
   }
 
   private busyEndpoints(): string[] {
@@ -127,7 +129,7 @@ export class Dispatcher {
       return { delivered: false, statusCode: null, durationMs: 0, error: "the endpoint's signing secret cannot be decrypted (master key changed?)", responseExcerpt: null };
     }
     const headers = webhookHeaders(secrets, delivery.payload, delivery.event_id, now);
-    return postWebhook({ url: delivery.url, mode: delivery.mode, self: this.app.self, body: delivery.payload, headers }, this.app.config.webhookTimeoutMs, this.cancel.signal);
+    return postWebhook({ url: delivery.url, mode: delivery.mode, self: this.app.self, body: delivery.payload, headers }, this.app.config.webhookTimeoutMs, this.cancel.signal, this.connections);
   }
 
   /** Logs the attempt and moves the delivery on: succeeded, pending until the next retry, or dead. */

@@ -29,6 +29,39 @@ const EXCERPT_BYTES = 500;
 
 class RefusedAddressError extends Error {}
 
+/** Idle connections kept per target are closed after this long. */
+const IDLE_MS = 15_000;
+/** Targets with an agent; past this the pool is emptied, so distinct URLs cannot grow it without bound. */
+const MAX_AGENTS = 1_000;
+
+/**
+ * Keep-alive agents, one per target (scheme, host, port) and mode: deliveries to one
+ * endpoint reuse their connections. The agent opens a new connection with the
+ * request's guarded look-up, so every peer is checked when its connection opens; a
+ * connection opened under test-mode rules is never lent to a live-mode request.
+ */
+export class WebhookConnections {
+  private readonly agents = new Map<string, http.Agent>();
+
+  agentFor(url: URL, mode: Mode): http.Agent {
+    const key = `${mode} ${url.protocol}//${url.host}`;
+    let agent = this.agents.get(key);
+    if (!agent) {
+      if (this.agents.size >= MAX_AGENTS) this.close();
+      const options = { keepAlive: true, timeout: IDLE_MS, scheduling: "lifo" as const };
+      agent = url.protocol === "https:" ? new https.Agent(options) : new http.Agent(options);
+      this.agents.set(key, agent);
+    }
+    return agent;
+  }
+
+  /** Closes every kept connection. */
+  close(): void {
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
+  }
+}
+
 /**
  * Resolves the host and refuses the connection when any address it resolves to is not
  * allowed. Checking inside the socket's own look-up means the checked address is the
@@ -54,9 +87,9 @@ export function guardedLookup(mode: Mode, port?: number, self?: SelfAddress): Lo
  * Sends one webhook. Never throws: every failure (refused target, timeout, connection
  * error) is an outcome. 2xx is delivered; anything else is a failed attempt. Redirects
  * are not followed (they count as non-2xx). `timeoutMs` bounds the whole exchange;
- * `cancel` cuts it short (shutdown).
+ * `cancel` cuts it short (shutdown); `connections` keeps connections for reuse.
  */
-export function postWebhook(request: WebhookRequest, timeoutMs: number, cancel?: AbortSignal): Promise<AttemptOutcome> {
+export function postWebhook(request: WebhookRequest, timeoutMs: number, cancel?: AbortSignal, connections?: WebhookConnections): Promise<AttemptOutcome> {
   const started = performance.now();
   const outcome = (statusCode: number | null, error: string | null, responseExcerpt: string | null): AttemptOutcome => ({
     delivered: statusCode !== null && statusCode >= 200 && statusCode < 300,
@@ -85,8 +118,9 @@ export function postWebhook(request: WebhookRequest, timeoutMs: number, cancel?:
       {
         method: "POST",
         headers: { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) },
-        // A fresh connection per attempt: each one goes through the guarded look-up.
-        agent: false,
+        // Without a pool (a one-off test send), a connection of its own.
+        agent: connections?.agentFor(url, request.mode) ?? false,
+        // Runs for every new connection, pooled or not.
         lookup: guardedLookup(request.mode, portOf(url), request.self),
         signal,
       },
@@ -94,15 +128,17 @@ export function postWebhook(request: WebhookRequest, timeoutMs: number, cancel?:
         // The status decides the attempt; the body is only read for the excerpt.
         const chunks: Buffer[] = [];
         let size = 0;
-        const done = () => {
-          settle(outcome(res.statusCode ?? null, null, Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString("utf8")));
-          res.destroy();
-        };
+        const done = () => settle(outcome(res.statusCode ?? null, null, Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString("utf8")));
         res.on("data", (chunk: Buffer) => {
           chunks.push(chunk);
           size += chunk.length;
-          if (size >= EXCERPT_BYTES) done();
+          if (size >= EXCERPT_BYTES) {
+            done();
+            // A long answer is not read to its end: the connection goes with it.
+            res.destroy();
+          }
         });
+        // Read to its end, the connection goes back to the agent for the next delivery.
         res.on("end", done);
         res.on("close", done);
       },

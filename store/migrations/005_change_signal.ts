@@ -1,10 +1,13 @@
 import { PostgresAdapter, sql, type Kysely, type Migration } from "kysely";
 
-/** Tables whose changes other processes must see at once (the API key cache). */
-const SIGNALLED_TABLES = ["api_keys", "merchants"];
+/**
+ * Tables whose changes other processes must see at once: the API key cache reads the
+ * first two, the settings cache (server/cache/settings-cache.ts) the rest.
+ */
+const SIGNALLED_TABLES = ["api_keys", "merchants", "connector_accounts", "routing", "secrets", "webhook_endpoints"];
 
 /**
- * PostgreSQL only: other processes learn of key and merchant changes from a NOTIFY
+ * PostgreSQL only: other processes learn of key, merchant and charge-settings changes from a NOTIFY
  * (delivered at commit) and a sequence they can poll (store/postgres-change-signal.ts).
  * A trigger, not the write path, sends both, so no write can forget them. SQLite has
  * `PRAGMA data_version` and needs nothing.

@@ -76,10 +76,15 @@ describe("a ciphertext that cannot be decrypted at request time", () => {
       await server.app.db.updateTable("card_tokens").set({ pan_encrypted: other.encrypt("4242424242424242", `pan:${token}`) }).where("token", "=", token).execute();
       await expectMismatch(await client.sale({ amount: 1000, gateway_token: token }), "card token");
 
-      const good = await client.token();
-      const path = `sandbox/${m.merchant.short_id}/mock`;
+      // A merchant that never charged: a running server keeps a credential it has
+      // decrypted until a write through the store (or another process) changes it,
+      // and this raw update on the server's own connection is neither.
+      const fresh = await seedSandboxMerchant(server, "Never charged");
+      const freshClient = paymentsClient(server, fresh.secret);
+      const good = await freshClient.token();
+      const path = `sandbox/${fresh.merchant.short_id}/mock`;
       await server.app.db.updateTable("secrets").set({ ciphertext: other.encrypt("mock", `secret:${path}:1`) }).where("path", "=", path).execute();
-      await expectMismatch(await client.sale({ amount: 1000, gateway_token: good }), "connector credential");
+      await expectMismatch(await freshClient.sale({ amount: 1000, gateway_token: good }), "connector credential");
 
       const created = await server.request("/v1/webhook_endpoints", { method: "POST", headers: auth(m.secret), json: { url: "http://127.0.0.1:9/hooks", event_types: ["*"] } });
       const endpoint = await created.json();

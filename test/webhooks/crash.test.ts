@@ -45,7 +45,7 @@ describe("delivery survives a crash", () => {
     server = await serve();
     const eventIds: string[] = [];
     for (let i = 0; i < 10; i++) eventIds.push((await writeEvent(store.db, merchantId, "payment.captured")).id);
-    // The sweep picks them up; four are in flight (the per-endpoint limit), six wait.
+    // The sweep picks them up; eight are in flight (the per-endpoint limit), two wait.
     await receiver.waitUntil((got) => got.length >= 4, 5000);
     expect(await server.stop("SIGKILL")).toBe(null);
 

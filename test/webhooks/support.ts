@@ -1,4 +1,5 @@
-import { recordEvent } from "../../server/events/record-event";
+import { UNCACHED } from "../../server/cache/settings-cache";
+import { recordEvents } from "../../server/events/record-event";
 import type { Event, EventType } from "../../server/events/event";
 import type { Mode } from "../../server/connectors/connector";
 import { newUuid } from "../../server/ids";
@@ -13,7 +14,10 @@ export function paymentData(merchantId: string, mode: Mode, status = "succeeded"
 
 /** Writes an event through the real outbox (as a payment would), in its own transaction. */
 export function writeEvent(db: Db, merchantId: string, type: EventType, mode: Mode = "test"): Promise<Event> {
-  return db.transaction().execute((trx) => recordEvent(trx, { merchantId, mode, type, paymentId: null, data: paymentData(merchantId, mode) }));
+  return db.transaction().execute(async (trx) => {
+    const [event] = await recordEvents({ settings: UNCACHED }, trx, [{ merchantId, mode, type, paymentId: null, data: paymentData(merchantId, mode) }]);
+    return event as Event;
+  });
 }
 
 /** `writeEvent` on a running server, then the kick a payment route gives after its commit. */

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../server/errors";
-import { guardedLookup, postWebhook } from "../../server/webhooks/send";
+import { lookup } from "node:dns/promises";
+import { hostname } from "node:os";
+import { guardedLookup, postWebhook, WebhookConnections } from "../../server/webhooks/send";
 import { addressRefusal, checkEndpointUrl } from "../../server/webhooks/url-policy";
 import { startWebhookReceiver, type WebhookReceiver } from "../fakes/webhook-receiver";
 
@@ -87,5 +89,38 @@ describe("sending checks the address it connects to", () => {
     expect(Buffer.byteLength(long.responseExcerpt ?? "")).toBe(500);
     expect(long.responseExcerpt).toBe("é".repeat(100) + "x".repeat(300));
     receiver.answer(200);
+  });
+});
+
+describe("kept connections (the dispatcher's keep-alive agents)", () => {
+  let receiver: WebhookReceiver;
+  const connections = new WebhookConnections();
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver();
+  });
+  afterAll(async () => {
+    connections.close();
+    await receiver.close();
+  });
+
+  const send = (url: string, mode: "test" | "live") => postWebhook({ url, mode, body: "{}", headers: { "content-type": "application/json" } }, 2000, undefined, connections);
+
+  it("reuse one connection for deliveries to one target", async () => {
+    const before = receiver.connections();
+    for (let i = 0; i < 5; i++) expect(await send(`http://localhost:${receiver.port}/hooks`, "test")).toMatchObject({ delivered: true, statusCode: 200 });
+    expect(receiver.connections() - before).toBe(1);
+  });
+
+  it("still check the address of every new connection: a name resolving to a forbidden address is refused without connecting", async () => {
+    // The machine's own name resolves to one of its addresses: never a public one a live endpoint may reach.
+    const name = hostname();
+    const { address } = await lookup(name);
+    expect(addressRefusal(address, "live")).toBeDefined();
+    const before = receiver.connections();
+    for (let i = 0; i < 3; i++) {
+      const outcome = await send(`https://${name}:${receiver.port}/hooks`, "live");
+      expect(outcome).toMatchObject({ delivered: false, statusCode: null, error: expect.stringMatching(new RegExp(`^refused: ${name} resolves to `)) });
+    }
+    expect(receiver.connections()).toBe(before);
   });
 });
