@@ -3,6 +3,7 @@ import { initMigration } from "./001_init";
 import { followOnClaimsMigration } from "./002_follow_on_claims";
 import { scrubUnkeyedFingerprintsMigration } from "./003_scrub_unkeyed_fingerprints";
 import { auditLogMigration } from "./004_audit_log";
+import { dashboardSessionsMigration } from "./006_dashboard_sessions";
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so they are
@@ -13,6 +14,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "002_follow_on_claims": followOnClaimsMigration,
   "003_scrub_unkeyed_fingerprints": scrubUnkeyedFingerprintsMigration,
   "004_audit_log": auditLogMigration,
+  "006_dashboard_sessions": dashboardSessionsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
