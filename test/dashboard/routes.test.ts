@@ -1,0 +1,216 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bootServer, type TestServer } from "../support/harness";
+import { auth } from "../support/seed";
+import { CARDS, paymentsClient, seedSandboxMerchant } from "../support/payments";
+import { issueSignInToken, IDLE_TIMEOUT_MS } from "../../server/dashboard/session";
+import { dashboardClient, hiddenField, signedIn } from "./support";
+
+let server: TestServer;
+let shop: Awaited<ReturnType<typeof seedSandboxMerchant>>;
+let other: Awaited<ReturnType<typeof seedSandboxMerchant>>;
+let paymentId: string;
+let otherPaymentId: string;
+
+async function sale(key: string, amount: number, card: string = CARDS.approved): Promise<string> {
+  const client = paymentsClient(server, key);
+  const res = await client.sale({ amount, gateway_token: await client.token(card) });
+  const body = await res.json();
+  return body.id ?? body.error.payment_id;
+}
+
+beforeAll(async () => {
+  server = await bootServer();
+  shop = await seedSandboxMerchant(server, "Shop");
+  other = await seedSandboxMerchant(server, "Other");
+  paymentId = await sale(shop.secret, 5000);
+  otherPaymentId = await sale(other.secret, 7000);
+});
+afterAll(() => server?.stop());
+
+describe("sign-in and the session", () => {
+  it("sends a visitor without a session to the sign-in page, which carries a strict CSP and no inline script", async () => {
+    const client = dashboardClient(server);
+    const res = await client.get("/dashboard/payments");
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/dashboard/sign-in");
+    const page = await client.get("/dashboard/sign-in");
+    expect(page.status).toBe(200);
+    const csp = page.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain("unsafe-inline");
+    const html = await page.text();
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(html).not.toMatch(/\son[a-z]+=/);
+  });
+
+  it("refuses a wrong key and a publishable key, and exchanges a secret key for an HttpOnly, SameSite=Strict cookie that is not the key", async () => {
+    const client = dashboardClient(server);
+    expect((await client.post("/dashboard/sign-in", { api_key: "sk_test_" + "x".repeat(32) })).status).toBe(401);
+    expect((await client.post("/dashboard/sign-in", { api_key: shop.publishable })).status).toBe(403);
+    const res = await client.post("/dashboard/sign-in", { api_key: shop.secret });
+    expect(res.status).toBe(303);
+    const cookie = res.headers.get("set-cookie") ?? "";
+    expect(cookie).toMatch(/^paygate_session=[A-Za-z0-9_-]{40,};/);
+    expect(cookie).toContain("HttpOnly");
+    expect(cookie).toContain("SameSite=Strict");
+    expect(cookie).not.toContain("Secure"); // plain HTTP here; TLS is covered below
+    expect(cookie).not.toContain(shop.secret);
+    const rows = await server.app.db.selectFrom("dashboard_sessions").selectAll().execute();
+    expect(JSON.stringify(rows)).not.toContain(shop.secret);
+    expect(JSON.stringify(rows)).not.toContain(cookie.split(";")[0]?.split("=")[1]);
+    expect((await client.get("/dashboard")).status).toBe(200);
+  });
+
+  it("marks the cookie Secure when the dashboard is reached over TLS (through a trusted proxy)", async () => {
+    const proxied = await bootServer({ env: { PAYGATE_TRUST_PROXY: "1" } });
+    try {
+      const m = await seedSandboxMerchant(proxied);
+      const res = await proxied.request("/dashboard/sign-in", {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", "x-forwarded-proto": "https" },
+        body: new URLSearchParams({ api_key: m.secret }).toString(),
+      });
+      expect(res.headers.get("set-cookie")).toContain("; Secure");
+    } finally {
+      await proxied.stop();
+    }
+  });
+
+  it("ends the session on sign-out", async () => {
+    const client = await signedIn(server, shop.secret);
+    const page = await (await client.get("/dashboard")).text();
+    const old = client.cookie;
+    expect((await client.post("/dashboard/sign-out", { csrf: hiddenField(page, "csrf") })).status).toBe(303);
+    client.cookie = old;
+    expect((await client.get("/dashboard")).headers.get("location")).toBe("/dashboard/sign-in");
+  });
+
+  it("ends a session left idle past the timeout", async () => {
+    const client = await signedIn(server, shop.secret);
+    expect((await client.get("/dashboard")).status).toBe(200);
+    await server.app.db.updateTable("dashboard_sessions").set({ last_seen_at: Date.now() - IDLE_TIMEOUT_MS - 1 }).execute();
+    const res = await client.get("/dashboard");
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/dashboard/sign-in");
+  });
+
+  it("ends every session of a key once the key is revoked", async () => {
+    const m = await seedSandboxMerchant(server, "Revoked");
+    const client = await signedIn(server, m.secret);
+    expect((await client.get("/dashboard/payments")).status).toBe(200);
+    const revoke = await server.request(`/v1/api-keys/${m.secretId}`, { method: "DELETE", headers: auth(m.admin) });
+    expect(revoke.status).toBe(200);
+    expect((await client.get("/dashboard/payments")).status).toBe(303);
+  });
+
+  it("signs in once with a one-time link, whose token is not the key", async () => {
+    const token = await issueSignInToken(server.app, shop.secretId);
+    expect(token).not.toContain(shop.secret);
+    const first = dashboardClient(server);
+    const res = await first.get(`/dashboard/sign-in/link?token=${token}`);
+    expect(res.status).toBe(303);
+    const cookie = res.headers.get("set-cookie")?.split(";")[0];
+    first.cookie = cookie;
+    expect((await first.get("/dashboard")).status).toBe(200);
+    expect((await dashboardClient(server).get(`/dashboard/sign-in/link?token=${token}`)).status).toBe(401);
+  });
+});
+
+describe("pages", () => {
+  it("answers every page as HTML for a signed-in merchant", async () => {
+    const client = await signedIn(server, shop.admin);
+    for (const path of ["/dashboard", "/dashboard/payments", `/dashboard/payments/${paymentId}`, "/dashboard/webhooks", "/dashboard/webhooks/deliveries", "/dashboard/webhooks/dead", "/dashboard/keys", "/dashboard/accounts"]) {
+      const res = await client.get(path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get("content-type"), path).toContain("text/html");
+      expect(res.headers.get("content-security-policy"), path).toContain("frame-ancestors 'none'");
+      expect(await res.text(), path).toContain("</html>");
+    }
+  });
+
+  it("serves the assets from the bundle, under the same CSP", async () => {
+    const res = await dashboardClient(server).get("/dashboard/assets/dashboard.js");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("javascript");
+    expect(await res.text()).toContain("data-confirm");
+  });
+
+  it("does not show another merchant's payment by URL", async () => {
+    const client = await signedIn(server, shop.secret);
+    const res = await client.get(`/dashboard/payments/${otherPaymentId}`);
+    expect(res.status).toBe(404);
+    expect(await res.text()).not.toContain("7000");
+    expect(await (await client.get(`/dashboard/payments/${paymentId}`)).text()).toContain("50.00 USD");
+  });
+
+  it("finds a payment by last4, amount and status with the list's filters", async () => {
+    const declined = await sale(shop.secret, 1234, CARDS.generic_decline);
+    const client = await signedIn(server, shop.secret);
+    const byLast4 = await (await client.get("/dashboard/payments?last4=0002")).text();
+    expect(byLast4).toContain(declined);
+    expect(byLast4).not.toContain(paymentId);
+    const byAmount = await (await client.get("/dashboard/payments?amount_gte=4000&status=succeeded")).text();
+    expect(byAmount).toContain(paymentId);
+    expect(byAmount).not.toContain(declined);
+  });
+
+  it("pages the list with a keyset cursor", async () => {
+    const m = await seedSandboxMerchant(server, "Many");
+    const ids: string[] = [];
+    for (let i = 0; i < 27; i++) ids.push(await sale(m.secret, 100 + i));
+    const client = await signedIn(server, m.secret);
+    const first = await (await client.get("/dashboard/payments")).text();
+    expect(first).toContain(ids[26]);
+    expect(first).not.toContain(ids[1]);
+    const next = /href="(\/dashboard\/payments\?[^"]*starting_after=[^"]+)"/.exec(first)?.[1]?.replace(/&amp;/g, "&");
+    expect(next).toBeDefined();
+    const second = await (await client.get(next as string)).text();
+    expect(second).toContain(ids[0]);
+    expect(second).not.toContain(ids[26]);
+  });
+});
+
+describe("writes", () => {
+  it("refunds part of a payment once, even when the same form is sent twice", async () => {
+    const id = await sale(shop.secret, 5000);
+    const client = await signedIn(server, shop.secret);
+    const page = await (await client.get(`/dashboard/payments/${id}`)).text();
+    const fields = { csrf: hiddenField(page, "csrf"), idempotency_key: hiddenField(page, "idempotency_key", "/refund"), amount: "12.50", reason: "damaged" };
+    const first = await client.post(`/dashboard/payments/${id}/refund`, fields);
+    expect(first.status).toBe(303);
+    expect(first.headers.get("location")).toBe(`/dashboard/payments/${id}?done=refunded`);
+    expect((await client.post(`/dashboard/payments/${id}/refund`, fields)).status).toBe(303);
+    const payment = await (await paymentsClient(server, shop.secret).get(id)).json();
+    expect(payment.amount_refunded).toBe(1250);
+    expect(payment.refunds).toHaveLength(1);
+    const after = await (await client.get(`/dashboard/payments/${id}?done=refunded`)).text();
+    expect(after).toContain("payment.refunded");
+    expect(after).toContain("Refund sent.");
+  });
+
+  it("refuses a state-changing form without the session's CSRF token, or from another origin", async () => {
+    const id = await sale(shop.secret, 3000);
+    const client = await signedIn(server, shop.secret);
+    const page = await (await client.get(`/dashboard/payments/${id}`)).text();
+    const key = hiddenField(page, "idempotency_key", "/refund");
+    expect((await client.post(`/dashboard/payments/${id}/refund`, { idempotency_key: key, amount: "1.00" })).status).toBe(403);
+    expect((await client.post(`/dashboard/payments/${id}/refund`, { csrf: "wrong", idempotency_key: key, amount: "1.00" })).status).toBe(403);
+    const foreign = await client.post(`/dashboard/payments/${id}/refund`, { csrf: hiddenField(page, "csrf"), idempotency_key: key, amount: "1.00" }, { origin: "https://evil.example" });
+    expect(foreign.status).toBe(403);
+    expect((await (await paymentsClient(server, shop.secret).get(id)).json()).amount_refunded).toBe(0);
+  });
+
+  it("gives a session exactly its key's rights: a read-only key sees no actions and cannot refund", async () => {
+    const create = await server.request("/v1/api-keys", { method: "POST", headers: auth(shop.secret), json: { name: "reader", scopes: ["payments:read"] } });
+    const reader = (await create.json()).key as string;
+    const client = await signedIn(server, reader);
+    const page = await (await client.get(`/dashboard/payments/${paymentId}`)).text();
+    expect(page).toContain("This key cannot change payments.");
+    const res = await client.post(`/dashboard/payments/${paymentId}/refund`, { csrf: hiddenField(page, "csrf"), idempotency_key: "dash_reader_1", amount: "1.00" });
+    expect(res.status).toBe(403);
+    expect(await res.text()).toContain("payments:write");
+    expect((await client.get("/dashboard/webhooks/dead")).status).toBe(403);
+  });
+});
