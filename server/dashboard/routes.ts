@@ -29,13 +29,14 @@ const DEAD_LETTER_PAGE = 100;
 
 /**
  * Sent on every dashboard answer: no script but the dashboard's own file, no framing,
- * nothing cached, no referrer (a sign-in link's token stays out of other sites' logs).
+ * nothing cached, no referrer to other sites (a sign-in link's token stays out of their logs;
+ * same-origin requests keep it, so a form POST carries its Origin).
  */
 const SECURITY_HEADERS = {
   "content-security-policy":
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
+  "referrer-policy": "same-origin",
   "x-content-type-options": "nosniff",
   "cache-control": "no-store",
 } as const;

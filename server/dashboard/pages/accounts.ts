@@ -25,6 +25,6 @@ ${actor.scopes.has("routing:write") ? html`<form method="post" action="${BASE}/a
 <label for="a-kind">Key kind<input id="a-kind" name="key_kind" required value="api_key"></label>
 <label for="a-label">Label<input id="a-label" name="label" required maxlength="100"></label>
 <label for="a-ref">Credential ref<input id="a-ref" name="credential_ref" required placeholder="env:NAME or secret:NAME"></label>
-<label for="a-default" style="flex-direction:row;align-items:center;gap:6px"><input id="a-default" name="is_default" type="checkbox" value="true"> Default</label>
+<label for="a-default" class="check"><input id="a-default" name="is_default" type="checkbox" value="true"> Default</label>
 <div class="actions"><button type="submit">Add account</button></div></form>`;
 }

@@ -16,8 +16,8 @@ export function hourlyChart(times: readonly string[], now: number): Html {
     if (i >= 0 && i < 24) buckets[i] = (buckets[i] as number) + 1;
   }
   const max = Math.max(1, ...buckets);
-  const width = 720;
-  const height = 180;
+  const width = 960;
+  const height = 160;
   const bar = width / 24;
   const bars = buckets.map((n, i) => {
     const h = Math.round((n / max) * (height - 30));

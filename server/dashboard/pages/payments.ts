@@ -47,7 +47,7 @@ ${field("last4", "Card last 4", html`inputmode="numeric" pattern="[0-9]{4}" maxl
   const next = new URLSearchParams();
   for (const name of PAYMENT_FILTERS) if (value(name)) next.set(name, value(name));
   if (last) next.set("starting_after", last.id);
-  return html`${filters}<div class="table-wrap"><table><caption class="muted" style="text-align:left;padding:8px 10px">Newest first</caption>
+  return html`${filters}<div class="table-wrap"><table><caption class="muted">Newest first</caption>
 <thead><tr><th scope="col">Payment</th><th scope="col" class="num">Amount</th><th scope="col">Status</th><th scope="col">Card</th><th scope="col">Account</th><th scope="col">Created (UTC)</th></tr></thead>
 <tbody>${rows.length === 0 ? html`<tr><td colspan="6" class="muted">No payments match.</td></tr>` : rows}</tbody></table></div>
 <div class="pager">${query.get("starting_after") ? html`<a href="${BASE}/payments">First page</a>` : ""}${answer.body.has_more ? html`<a href="${BASE}/payments?${next.toString()}" rel="next">Next page</a>` : ""}</div>`;
