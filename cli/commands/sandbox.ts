@@ -6,7 +6,7 @@ import { loadConfig } from "../../server/config";
 import { PortInUseError } from "../../server/http/listen";
 import { createLoggers } from "../../server/logger";
 import { sandboxBanner, sandboxJson } from "../../server/sandbox/banner";
-import { openSandbox, recordSandboxUrl } from "../../server/sandbox/sandbox";
+import { openSandbox, recordSandboxUrl, sandboxSignInLink } from "../../server/sandbox/sandbox";
 import { startServer } from "../../server/server";
 import { OperationError } from "../exit";
 import { onShutdownSignal } from "./serve";
@@ -48,7 +48,7 @@ export function registerSandbox(program: Command): void {
       try {
         const info = await openSandbox(server.app, flags.webhook);
         recordSandboxUrl(dataDir, info, server.url);
-        process.stdout.write(flags.json ? `${sandboxJson(info, server.url, dataDir)}\n` : sandboxBanner(info, server.url, dataDir, temporary));
+        process.stdout.write(flags.json ? `${sandboxJson(info, server.url, dataDir)}\n` : sandboxBanner(info, server.url, dataDir, temporary, await sandboxSignInLink(server.app, info, server.url)));
       } catch (error) {
         await server.close();
         removeTemporary();

@@ -83,10 +83,10 @@ describe.skipIf(!run)("the dashboard in real headless Chromium", () => {
     const row = page.locator("tbody tr", { hasText: "payment.captured" });
     await expect.poll(() => row.count()).toBe(1);
     // A marker that a reload would wipe: the outcome must come in place.
-    await page.evaluate(() => ((window as unknown as { stayed: boolean }).stayed = true));
+    await page.evaluate(() => ((globalThis as unknown as { stayed: boolean }).stayed = true));
     await row.getByRole("button", { name: /Replay/ }).click();
     await expect.poll(() => page.locator(`tbody tr`, { hasText: "payment.captured" }).innerText(), { timeout: 20_000, interval: 250 }).toContain("delivered");
-    expect(await page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed)).toBe(true);
+    expect(await page.evaluate(() => (globalThis as unknown as { stayed?: boolean }).stayed)).toBe(true);
     const got = await receiver.waitUntil((r) => r.length > before);
     expect(JSON.parse(got.at(-1)?.raw ?? "{}").data.id).toBe(paymentId);
     await screenshots(page, "dead-letters-replayed");

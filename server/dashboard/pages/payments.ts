@@ -35,7 +35,7 @@ export function paymentListPage(query: URLSearchParams, answer: ApiAnswer<{ data
   const filters = html`<form class="filters card" method="get" action="${BASE}/payments" aria-label="Filter payments">
 <label for="f-status">Status<select id="f-status" name="status"><option value="">any</option>${PAYMENT_STATUSES.map((s) => html`<option value="${s}"${value("status") === s ? html` selected` : ""}>${s.replace(/_/g, " ")}</option>`)}</select></label>
 ${field("from", "From (UTC day)", html`type="date"`)}${field("to", "To (UTC day)", html`type="date"`)}
-${field("amount_gte", "Amount at least (minor units)", html`type="number" min="0" inputmode="numeric"`)}${field("amount_lte", "Amount at most (minor units)", html`type="number" min="0" inputmode="numeric"`)}
+${field("amount_gte", "Amount from", html`type="number" min="0" inputmode="numeric" placeholder="minor units"`)}${field("amount_lte", "Amount to", html`type="number" min="0" inputmode="numeric" placeholder="minor units"`)}
 ${field("last4", "Card last 4", html`inputmode="numeric" pattern="[0-9]{4}" maxlength="4"`)}${field("connector_account", "Connector account", html`placeholder="ca_…"`)}
 <div class="actions"><button type="submit">Filter</button><a href="${BASE}/payments">Clear</a></div></form>`;
   if (!answer.ok) return html`${filters}<div class="flash error" role="alert">${answer.body.error?.message ?? "The list could not be read."}</div>`;
