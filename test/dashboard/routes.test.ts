@@ -214,3 +214,42 @@ describe("writes", () => {
     expect((await client.get("/dashboard/webhooks/dead")).status).toBe(403);
   });
 });
+
+describe("keys, endpoints, accounts", () => {
+  it("creates a key with its plaintext shown once, and revokes it, under the API's key rules", async () => {
+    const client = await signedIn(server, shop.secret);
+    const page = await (await client.get("/dashboard/keys")).text();
+    const created = await client.post("/dashboard/keys", { csrf: hiddenField(page, "csrf"), idempotency_key: hiddenField(page, "idempotency_key", 'action="/dashboard/keys"'), name: "from the dashboard", type: "secret" });
+    expect(created.status).toBe(200);
+    const html = await created.text();
+    const plaintext = /<code id="secret-value">(sk_test_\w+)<\/code>/.exec(html)?.[1] as string;
+    expect((await server.request("/v1/payments", { headers: auth(plaintext) })).status).toBe(200);
+    expect(await (await client.get("/dashboard/keys")).text()).not.toContain(plaintext);
+    const id = (await (await server.request("/v1/api-keys?limit=100", { headers: auth(shop.secret) })).json()).data.find((k: { name: string }) => k.name === "from the dashboard").id;
+    const listed = await (await client.get("/dashboard/keys")).text();
+    const revoked = await client.post(`/dashboard/keys/${id}/revoke`, { csrf: hiddenField(listed, "csrf"), idempotency_key: hiddenField(listed, "idempotency_key", `/dashboard/keys/${id}/revoke`) });
+    expect(revoked.status).toBe(303);
+    expect((await server.request("/v1/payments", { headers: auth(plaintext) })).status).toBe(401);
+    // The API's rule: a merchant key cannot manage an admin key; the dashboard does not list it either.
+    expect(listed).not.toContain("secret-admin");
+  });
+
+  it("adds a webhook endpoint and shows its signing secret once", async () => {
+    const client = await signedIn(server, shop.secret);
+    const page = await (await client.get("/dashboard/webhooks")).text();
+    const res = await client.post("/dashboard/webhooks", { csrf: hiddenField(page, "csrf"), idempotency_key: hiddenField(page, "idempotency_key", 'action="/dashboard/webhooks"'), url: "http://127.0.0.1:9/hooks", event_types: "*" });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toMatch(/<code id="secret-value">whsec_\w+<\/code>/);
+    const again = await (await client.get("/dashboard/webhooks")).text();
+    expect(again).toContain("http://127.0.0.1:9/hooks");
+    expect(again).not.toContain("whsec_");
+  });
+
+  it("shows connector accounts to an admin session only", async () => {
+    const admin = await (await (await signedIn(server, shop.admin)).get("/dashboard/accounts")).text();
+    expect(admin).toContain(shop.accountShortId);
+    const merchant = await (await (await signedIn(server, shop.secret)).get("/dashboard/accounts")).text();
+    expect(merchant).not.toContain(shop.accountShortId);
+    expect(merchant).toContain("managed with an admin key");
+  });
+});
