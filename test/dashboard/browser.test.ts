@@ -32,6 +32,16 @@ describe.skipIf(!run)("the dashboard in real headless Chromium", () => {
     return (body.id ?? body.error.payment_id) as string;
   };
 
+  /** Signs in through the form unless the browser already holds a session (tests can run alone). */
+  const ensureSignedIn = async () => {
+    const { page } = browser;
+    await page.goto(`${server.url}/dashboard`);
+    if (!page.url().includes("/sign-in")) return;
+    await page.getByLabel("Secret API key").fill(shop.secret);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(`${server.url}/dashboard`);
+  };
+
   it("signs in, finds a payment by last4, refunds part of it and sees the refund in the timeline", async () => {
     const { page } = browser;
     const wanted = await sale(4200, CARDS.approved);
@@ -77,6 +87,7 @@ describe.skipIf(!run)("the dashboard in real headless Chromium", () => {
       .toBe(1);
     receiver.answer(200);
     const before = receiver.received.length;
+    await ensureSignedIn();
 
     await page.goto(`${server.url}/dashboard/webhooks/dead`);
     await screenshots(page, "dead-letters");
@@ -95,6 +106,7 @@ describe.skipIf(!run)("the dashboard in real headless Chromium", () => {
 
   it("shows the other pages without console errors or CSP violations", async () => {
     const { page } = browser;
+    await ensureSignedIn();
     for (const [name, path] of [
       ["webhooks", "/dashboard/webhooks"],
       ["deliveries", "/dashboard/webhooks/deliveries"],
