@@ -130,6 +130,15 @@ describe("pages", () => {
     }
   });
 
+  it("keeps the first page with its stylesheet and script under 100 KB", async () => {
+    const client = await signedIn(server, shop.secret);
+    let bytes = 0;
+    for (const path of ["/dashboard", "/dashboard/assets/dashboard.css", "/dashboard/assets/dashboard.js"]) bytes += (await (await client.get(path)).arrayBuffer()).byteLength;
+    expect(bytes).toBeGreaterThan(5_000);
+    expect(bytes).toBeLessThan(100_000);
+    console.log(`dashboard first page with assets: ${bytes} bytes`);
+  });
+
   it("serves the assets from the bundle, under the same CSP", async () => {
     const res = await dashboardClient(server).get("/dashboard/assets/dashboard.js");
     expect(res.status).toBe(200);
@@ -154,6 +163,12 @@ describe("pages", () => {
     const byAmount = await (await client.get("/dashboard/payments?amount_gte=4000&status=succeeded")).text();
     expect(byAmount).toContain(paymentId);
     expect(byAmount).not.toContain(declined);
+    // The same filters on the API's list, which the page calls.
+    const api = async (query: string) => ((await (await server.request(`/v1/payments?limit=100&${query}`, { headers: auth(shop.secret) })).json()).data as Array<{ id: string }>).map((p) => p.id);
+    expect(await api("last4=0002")).toEqual([declined]);
+    expect(await api("amount_gte=1234&amount_lte=1234")).toEqual([declined]);
+    expect(await api(`connector_account=${shop.accountShortId}`)).toContain(paymentId);
+    expect(await api("connector_account=ca_nosuchthing")).toEqual([]);
   });
 
   it("pages the list with a keyset cursor", async () => {
