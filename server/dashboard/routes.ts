@@ -246,8 +246,8 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
     const key = formKey(req);
     const action = req.params.action;
     let result: ApiAnswer;
-    if (action === "enable" || action === "disable") result = await call(req, "PATCH", "/v1/webhook_endpoints/:id", { params, body: { status: `${action}d` } });
-    else if (action === "delete") result = await call(req, "DELETE", "/v1/webhook_endpoints/:id", { params });
+    if (action === "enable" || action === "disable") result = await call(req, "PATCH", "/v1/webhook_endpoints/:id", { params, body: { status: `${action}d` }, idempotencyKey: key });
+    else if (action === "delete") result = await call(req, "DELETE", "/v1/webhook_endpoints/:id", { params, idempotencyKey: key });
     else if (action === "test") result = await call(req, "POST", "/v1/webhook_endpoints/:id/test", { params, body: {}, idempotencyKey: key });
     else if (action === "rotate") {
       result = await call(req, "POST", "/v1/webhook_endpoints/:id/rotate_secret", { params, body: {}, idempotencyKey: key });
@@ -336,7 +336,7 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
       return keysView(req, secretBox(`Rotated key ${result.body.name}`, result.body.key), { kind: "ok", text: "Key rotated; the old value no longer works." });
     }
     if (req.params.action !== "revoke") throw new ApiError(404, "resource_not_found", "No such action.");
-    const result = await call(req, "DELETE", "/v1/api-keys/:keyId", { params });
+    const result = await call(req, "DELETE", "/v1/api-keys/:keyId", { params, idempotencyKey: formKey(req) });
     if (!result.ok) return keysView(req, undefined, { kind: "error", text: errorMessage(result) }, result.status);
     return redirect(`${BASE}/keys?done=revoked`);
   });
@@ -362,12 +362,12 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
   });
   post(`${BASE}/accounts/routing`, async (req) => {
     const connectors = (req.form.get("connectors") ?? "").split(/[\s,]+/).filter(Boolean);
-    const result = await call(req, "PUT", "/v1/routing", { body: { connectors } });
+    const result = await call(req, "PUT", "/v1/routing", { body: { connectors }, idempotencyKey: formKey(req) });
     if (!result.ok) return accountsView(req, { kind: "error", text: errorMessage(result) }, result.status);
     return redirect(`${BASE}/accounts?done=routing`);
   });
   post(`${BASE}/accounts/:caid/default`, async (req) => {
-    const result = await call(req, "PATCH", `${accountsPath}/:caid`, { params: { merchantId: req.session.actor.merchantId, caid: req.params.caid as string }, body: { is_default: true } });
+    const result = await call(req, "PATCH", `${accountsPath}/:caid`, { params: { merchantId: req.session.actor.merchantId, caid: req.params.caid as string }, body: { is_default: req.form.get("is_default") === "true" }, idempotencyKey: formKey(req) });
     if (!result.ok) return accountsView(req, { kind: "error", text: errorMessage(result) }, result.status);
     return redirect(`${BASE}/accounts?done=default`);
   });

@@ -268,3 +268,88 @@ describe("keys, endpoints, accounts", () => {
     expect(merchant).toContain("managed with an admin key");
   });
 });
+
+describe("every other form", () => {
+  /** Posts the form whose action is `action` on `page`, with its own CSRF token and Idempotency-Key. */
+  const submit = async (client: Awaited<ReturnType<typeof signedIn>>, pagePath: string, action: string, fields: Record<string, string> = {}, headers: Record<string, string> = {}) => {
+    const page = await (await client.get(pagePath)).text();
+    const key = page.includes(`action="${action}"`) ? hiddenField(page, "idempotency_key", `action="${action}"`) : "none";
+    return client.post(action, { csrf: hiddenField(page, "csrf"), idempotency_key: key, ...fields }, headers);
+  };
+
+  it("disables, enables, tests, rotates and deletes an endpoint", async () => {
+    const m = await seedSandboxMerchant(server, "Endpoints");
+    const created = await (await server.request("/v1/webhook_endpoints", { method: "POST", headers: auth(m.secret), json: { url: "http://127.0.0.1:9/x", event_types: ["*"] } })).json();
+    const client = await signedIn(server, m.secret);
+    const status = async () => (await (await server.request(`/v1/webhook_endpoints/${created.id}`, { headers: auth(m.secret) })).json()).status;
+    expect((await submit(client, "/dashboard/webhooks", `/dashboard/webhooks/${created.id}/disable`)).status).toBe(303);
+    expect(await status()).toBe("disabled");
+    expect((await submit(client, "/dashboard/webhooks", `/dashboard/webhooks/${created.id}/enable`)).status).toBe(303);
+    expect(await status()).toBe("enabled");
+    const tested = await submit(client, "/dashboard/webhooks", `/dashboard/webhooks/${created.id}/test`);
+    expect(await tested.text()).toContain("Test event not delivered");
+    const rotated = await submit(client, "/dashboard/webhooks", `/dashboard/webhooks/${created.id}/rotate`);
+    const secret = /<code id="secret-value">(whsec_\w+)<\/code>/.exec(await rotated.text())?.[1];
+    expect(secret).toBeDefined();
+    expect(secret).not.toBe(created.secret);
+    expect((await submit(client, "/dashboard/webhooks", `/dashboard/webhooks/${created.id}/delete`)).status).toBe(303);
+    expect((await server.request(`/v1/webhook_endpoints/${created.id}`, { headers: auth(m.secret) })).status).toBe(404);
+  });
+
+  it("replays one dead letter as a fragment, and all of a merchant's dead letters, through the API's replay", async () => {
+    const m = await seedSandboxMerchant(server, "Dead letters");
+    const endpoint = await (await server.request("/v1/webhook_endpoints", { method: "POST", headers: auth(m.secret), json: { url: "http://127.0.0.1:9/x", event_types: ["*"] } })).json();
+    const paymentOf = await sale(m.secret, 2500);
+    // Kill the deliveries as the dispatcher would after its last retry.
+    await server.app.db.updateTable("webhook_deliveries").set({ status: "dead", next_attempt_at: null }).where("endpoint_id", "=", endpoint.id).execute();
+    const dead = await server.app.db.selectFrom("webhook_deliveries").select("id").where("endpoint_id", "=", endpoint.id).execute();
+    expect(dead.length).toBeGreaterThanOrEqual(2);
+    const client = await signedIn(server, m.secret);
+    const list = await (await client.get("/dashboard/webhooks/dead")).text();
+    expect(list).toContain(paymentOf);
+    const one = dead[0]?.id as string;
+    const fragment = await submit(client, "/dashboard/webhooks/dead", `/dashboard/webhooks/dead/${one}/replay`, {}, { "x-dashboard-fragment": "1" });
+    const row = await fragment.text();
+    expect(row).toMatch(new RegExp(`^<tr id="dlq-${one}" data-poll="/dashboard/webhooks/dead/${one}/row">`));
+    expect((await client.get(`/dashboard/webhooks/dead/${one}/row`)).status).toBe(200);
+    expect((await submit(client, "/dashboard/webhooks/dead", "/dashboard/webhooks/dead/replay")).status).toBe(303);
+    const states = await server.app.db.selectFrom("webhook_deliveries").select("status").where("endpoint_id", "=", endpoint.id).execute();
+    expect(states.every((s) => s.status !== "dead")).toBe(true);
+    // Another merchant's session cannot see or replay them.
+    const stranger = await signedIn(server, shop.secret);
+    expect((await stranger.get(`/dashboard/webhooks/dead/${one}/row`)).status).toBe(404);
+  });
+
+  it("rotates a key and shows the new plaintext once", async () => {
+    const m = await seedSandboxMerchant(server, "Rotate");
+    const create = await (await server.request("/v1/api-keys", { method: "POST", headers: auth(m.secret), json: { name: "to rotate" } })).json();
+    const client = await signedIn(server, m.secret);
+    const res = await submit(client, "/dashboard/keys", `/dashboard/keys/${create.id}/rotate`);
+    const fresh = /<code id="secret-value">(sk_test_\w+)<\/code>/.exec(await res.text())?.[1] as string;
+    expect(fresh).not.toBe(create.key);
+    expect((await server.request("/v1/payments", { headers: auth(fresh) })).status).toBe(200);
+    expect((await server.request("/v1/payments", { headers: auth(create.key) })).status).toBe(401);
+  });
+
+  it("sets the routing order, and lets an admin add a connector account and make it the default", async () => {
+    const m = await seedSandboxMerchant(server, "Routing");
+    const client = await signedIn(server, m.admin);
+    expect((await submit(client, "/dashboard/accounts", "/dashboard/accounts/routing", { connectors: "mock" })).status).toBe(303);
+    expect((await (await server.request("/v1/routing", { headers: auth(m.secret) })).json()).connectors).toEqual(["mock"]);
+    const added = await submit(client, "/dashboard/accounts", "/dashboard/accounts", { connector_id: "mock", mode: "test", key_kind: "api_key", label: "second", credential_ref: "env://DASHBOARD_TEST_NOPE" });
+    const shortId = /Account (ca_\w+) added/.exec(await added.text())?.[1] as string;
+    expect(shortId).toBeDefined();
+    // The API's rule: one default per connector, mode and key kind; the old one is unset first.
+    const refusedDefault = await submit(client, "/dashboard/accounts", `/dashboard/accounts/${shortId}/default`, { is_default: "true" });
+    expect(refusedDefault.status).toBe(409);
+    expect(await refusedDefault.text()).toContain("Unset it first");
+    expect((await submit(client, "/dashboard/accounts", `/dashboard/accounts/${m.accountShortId}/default`, { is_default: "false" })).status).toBe(303);
+    expect((await submit(client, "/dashboard/accounts", `/dashboard/accounts/${shortId}/default`, { is_default: "true" })).status).toBe(303);
+    const accounts = (await (await server.request(`/admin/merchants/${m.merchant.id}/connector-accounts`, { headers: auth(m.admin) })).json()).data;
+    expect(accounts.find((a: { short_id: string }) => a.short_id === shortId).is_default).toBe(true);
+    // A merchant key has no admin scope: the admin form is refused by the API's route.
+    const merchant = await signedIn(server, m.secret);
+    const refused = await submit(merchant, "/dashboard/accounts", "/dashboard/accounts", { connector_id: "mock", mode: "test", key_kind: "api_key", label: "x", credential_ref: "env://DASHBOARD_TEST_X" });
+    expect(refused.status).toBe(403);
+  });
+});

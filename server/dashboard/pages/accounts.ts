@@ -5,7 +5,7 @@ import { html, type Html } from "../html";
 import { badge, BASE, csrfField, idempotencyField } from "../layout";
 import type { DashboardSession } from "../session";
 
-/** Connector accounts (admin sessions: list, create, make default) and the routing order (any session that may write it). */
+/** Connector accounts (admin sessions: list, create, set or unset the default: the API wants the old one unset first) and the routing order (any session that may write it). */
 export function accountsPage(session: DashboardSession, routing: Routing | undefined, accounts: readonly ConnectorAccount[] | undefined): Html {
   const { actor } = session;
   const routingSection = routing
@@ -15,7 +15,7 @@ ${actor.scopes.has("routing:write") ? html`<form method="post" action="${BASE}/a
   if (!accounts) return html`${routingSection}<p class="muted">Connector accounts are managed with an admin key.</p>`;
   const rows = accounts.map(
     (a) => html`<tr><td class="mono">${a.short_id}</td><td>${a.label}</td><td>${a.connector_id}</td><td>${a.mode}</td><td class="mono wrap">${a.credential_ref}</td><td>${a.is_default ? "yes" : "no"}</td><td>${badge(a.is_active ? "active" : "disabled")}</td>
-<td>${a.is_active && !a.is_default ? html`<form method="post" action="${BASE}/accounts/${a.short_id}/default" class="inline">${csrfField(session)}${idempotencyField()}<button type="submit" class="secondary">Make default</button></form>` : ""}</td></tr>`,
+<td>${a.is_active ? html`<form method="post" action="${BASE}/accounts/${a.short_id}/default" class="inline">${csrfField(session)}${idempotencyField()}<input type="hidden" name="is_default" value="${a.is_default ? "false" : "true"}"><button type="submit" class="secondary">${a.is_default ? "Unset default" : "Make default"}</button></form>` : ""}</td></tr>`,
   );
   return html`${routingSection}<h2>Connector accounts</h2><div class="table-wrap"><table><thead><tr><th scope="col">Id</th><th scope="col">Label</th><th scope="col">Connector</th><th scope="col">Mode</th><th scope="col">Credential ref</th><th scope="col">Default</th><th scope="col">Status</th><th scope="col">Actions</th></tr></thead>
 <tbody>${rows.length === 0 ? html`<tr><td colspan="8" class="muted">No connector accounts.</td></tr>` : rows}</tbody></table></div>
@@ -24,7 +24,7 @@ ${actor.scopes.has("routing:write") ? html`<form method="post" action="${BASE}/a
 <label for="a-mode">Mode<select id="a-mode" name="mode"><option value="test">test</option><option value="live">live</option></select></label>
 <label for="a-kind">Key kind<input id="a-kind" name="key_kind" required value="api_key"></label>
 <label for="a-label">Label<input id="a-label" name="label" required maxlength="100"></label>
-<label for="a-ref">Credential ref<input id="a-ref" name="credential_ref" required placeholder="env:NAME or secret:NAME"></label>
+<label for="a-ref">Credential ref<input id="a-ref" name="credential_ref" required placeholder="env://NAME or secret://path"></label>
 <label for="a-default" class="check"><input id="a-default" name="is_default" type="checkbox" value="true"> Default</label>
 <div class="actions"><button type="submit">Add account</button></div></form>`;
 }
