@@ -16,7 +16,7 @@ import { ApiClient, errorMessage, type ApiAnswer } from "./api";
 import { ASSETS } from "./assets";
 import { html, type Html } from "./html";
 import { BASE, errorPage, page, signInPage, type Flash } from "./layout";
-import { accountsPage } from "./pages/accounts";
+import { accountEditPage, accountsPage } from "./pages/accounts";
 import { keysPage } from "./pages/keys";
 import { overviewPage } from "./pages/overview";
 import { paymentDetailPage, paymentListPage, paymentListQuery, paymentTimeline } from "./pages/payments";
@@ -53,6 +53,7 @@ const DONE: Record<string, string> = {
   revoked: "Key revoked.",
   routing: "Routing saved.",
   default: "Default account changed.",
+  saved: "Account saved.",
 };
 
 interface DashRequest {
@@ -359,6 +360,22 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
     });
     if (!result.ok) return accountsView(req, { kind: "error", text: errorMessage(result) }, result.status);
     return accountsView(req, { kind: "ok", text: `Account ${result.body.short_id} added.` });
+  });
+  const accountView = async (req: DashRequest, caid: string, flash?: Flash, status = 200) => {
+    const found = await call(req, "GET", `${accountsPath}/:caid`, { params: { merchantId: req.session.actor.merchantId, caid } });
+    if (!found.ok) return answer(found.status, errorPage(found.status, errorMessage(found)));
+    return show(req, `Account ${found.body.short_id}`, `${BASE}/accounts`, accountEditPage(req.session, found.body), flash, status);
+  };
+  get(`${BASE}/accounts/:caid`, async (req) => accountView(req, req.params.caid as string, flashOf(req.event.url.searchParams)));
+  post(`${BASE}/accounts/:caid`, async (req) => {
+    const caid = req.params.caid as string;
+    const result = await call(req, "PATCH", `${accountsPath}/:caid`, {
+      params: { merchantId: req.session.actor.merchantId, caid },
+      body: { label: (req.form.get("label") ?? "").trim(), credential_ref: (req.form.get("credential_ref") ?? "").trim() },
+      idempotencyKey: formKey(req),
+    });
+    if (!result.ok) return accountView(req, caid, { kind: "error", text: errorMessage(result) }, result.status);
+    return redirect(`${BASE}/accounts/${encodeURIComponent(caid)}?done=saved`);
   });
   post(`${BASE}/accounts/routing`, async (req) => {
     const connectors = (req.form.get("connectors") ?? "").split(/[\s,]+/).filter(Boolean);

@@ -121,7 +121,7 @@ describe("sign-in and the session", () => {
 describe("pages", () => {
   it("answers every page as HTML for a signed-in merchant", async () => {
     const client = await signedIn(server, shop.admin);
-    for (const path of ["/dashboard", "/dashboard/payments", `/dashboard/payments/${paymentId}`, "/dashboard/webhooks", "/dashboard/webhooks/deliveries", "/dashboard/webhooks/dead", "/dashboard/keys", "/dashboard/accounts"]) {
+    for (const path of ["/dashboard", "/dashboard/payments", `/dashboard/payments/${paymentId}`, "/dashboard/webhooks", "/dashboard/webhooks/deliveries", "/dashboard/webhooks/dead", "/dashboard/keys", "/dashboard/accounts", `/dashboard/accounts/${shop.accountShortId}`]) {
       const res = await client.get(path);
       expect(res.status, path).toBe(200);
       expect(res.headers.get("content-type"), path).toContain("text/html");
@@ -331,7 +331,7 @@ describe("every other form", () => {
     expect((await server.request("/v1/payments", { headers: auth(create.key) })).status).toBe(401);
   });
 
-  it("sets the routing order, and lets an admin add a connector account and make it the default", async () => {
+  it("sets the routing order, and lets an admin add, edit and make default a connector account", async () => {
     const m = await seedSandboxMerchant(server, "Routing");
     const client = await signedIn(server, m.admin);
     expect((await submit(client, "/dashboard/accounts", "/dashboard/accounts/routing", { connectors: "mock" })).status).toBe(303);
@@ -347,6 +347,12 @@ describe("every other form", () => {
     expect((await submit(client, "/dashboard/accounts", `/dashboard/accounts/${shortId}/default`, { is_default: "true" })).status).toBe(303);
     const accounts = (await (await server.request(`/admin/merchants/${m.merchant.id}/connector-accounts`, { headers: auth(m.admin) })).json()).data;
     expect(accounts.find((a: { short_id: string }) => a.short_id === shortId).is_default).toBe(true);
+    const edited = await submit(client, `/dashboard/accounts/${shortId}`, `/dashboard/accounts/${shortId}`, { label: "renamed", credential_ref: "env://DASHBOARD_TEST_OTHER" });
+    expect(edited.status).toBe(303);
+    const page = await (await client.get(edited.headers.get("location") as string)).text();
+    expect(page).toContain('value="renamed"');
+    expect(page).toContain("Account saved.");
+    expect((await submit(client, `/dashboard/accounts/${shortId}`, `/dashboard/accounts/${shortId}`, { label: "x", credential_ref: "plain-secret" })).status).toBe(400);
     // A merchant key has no admin scope: the admin form is refused by the API's route.
     const merchant = await signedIn(server, m.secret);
     const refused = await submit(merchant, "/dashboard/accounts", "/dashboard/accounts", { connector_id: "mock", mode: "test", key_kind: "api_key", label: "x", credential_ref: "env://DASHBOARD_TEST_X" });
