@@ -66,6 +66,9 @@ interface DashRequest {
   fragment: boolean;
 }
 
+/** A request before any sign-in check: the session, if the cookie names a live one. */
+type PublicRequest = Omit<DashRequest, "session"> & { session: DashboardSession | undefined };
+
 type Answer = HTTPResponse;
 
 function answer(status: number, body: Html | string, headers: Record<string, string> = {}): Answer {
@@ -108,17 +111,15 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
     `${COOKIE}=${value}; Path=${BASE}; HttpOnly; SameSite=Strict${schemeOf(event) === "https" ? "; Secure" : ""}${maxAge === undefined ? "" : `; Max-Age=${maxAge}`}`;
 
   /**
-   * Every dashboard answer leaves through here: the request is logged like an API
-   * request, errors become an HTML page with the API's status and message, and
-   * `signedIn` handlers get a live session (its key re-read) and, on POST, a checked
-   * CSRF token.
+   * Every dashboard answer leaves through here: a POST from another origin is refused,
+   * the request is logged like an API request, and errors become an HTML page with the
+   * API's status and message.
    */
   const handle =
-    (path: string, handler: (req: DashRequest) => Promise<Answer>, options: { signedIn?: boolean } = {}) =>
+    (path: string, handler: (req: PublicRequest) => Promise<Answer>) =>
     async (event: H3Event): Promise<Answer> => {
       const started = performance.now();
       const requestId = requestIdFor(event.req.headers.get("x-request-id"));
-      const fragment = event.req.headers.get("x-dashboard-fragment") === "1";
       let result: Answer;
       let merchant: string | undefined;
       try {
@@ -127,15 +128,8 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
         const form = post ? await readForm(event) : new URLSearchParams();
         const session = await loadSession(app, cookieOf(event));
         merchant = session?.actor.merchantShortId;
-        if (options.signedIn === false) {
-          result = await handler({ event, requestId, params: {}, form, session: session as DashboardSession, fragment });
-        } else if (!session) {
-          result = post || fragment ? answer(401, signInPage("Your session has ended. Sign in again.")) : redirect(`${BASE}/sign-in`);
-        } else if (post && !csrfMatches(session, form.get("csrf"))) {
-          result = answer(403, errorPage(403, "This form is out of date (CSRF token missing or wrong). Reload the page and try again."));
-        } else {
-          result = await handler({ event, requestId, params: getRouterParams(event, { decode: true }) as Record<string, string>, form, session, fragment });
-        }
+        const params = (getRouterParams(event, { decode: true }) ?? {}) as Record<string, string>;
+        result = await handler({ event, requestId, params, form, session, fragment: event.req.headers.get("x-dashboard-fragment") === "1" });
       } catch (error) {
         const apiError = asApiError(app, error, requestId);
         result = answer(apiError.status, errorPage(apiError.status, apiError.message));
@@ -143,8 +137,19 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
       logRequest(app, event, path, requestId, result.status ?? 200, started, merchant);
       return result;
     };
-  const get = (path: string, handler: (req: DashRequest) => Promise<Answer>, options?: { signedIn?: boolean }) => h3.get(path, handle(path, handler, options));
-  const post = (path: string, handler: (req: DashRequest) => Promise<Answer>, options?: { signedIn?: boolean }) => h3.post(path, handle(path, handler, options));
+  /** A page behind sign-in: a live session (its key re-read) and, on POST, the session's CSRF token. */
+  const signedIn =
+    (handler: (req: DashRequest) => Promise<Answer>) =>
+    async (req: PublicRequest): Promise<Answer> => {
+      const post = req.event.req.method === "POST";
+      if (!req.session) return post || req.fragment ? answer(401, signInPage("Your session has ended. Sign in again.")) : redirect(`${BASE}/sign-in`);
+      if (post && !csrfMatches(req.session, req.form.get("csrf"))) {
+        return answer(403, errorPage(403, "This form is out of date (CSRF token missing or wrong). Reload the page and try again."));
+      }
+      return handler({ ...req, session: req.session });
+    };
+  const get = (path: string, handler: (req: DashRequest) => Promise<Answer>) => h3.get(path, handle(path, signedIn(handler)));
+  const post = (path: string, handler: (req: DashRequest) => Promise<Answer>) => h3.post(path, handle(path, signedIn(handler)));
   const show = (req: DashRequest, title: string, current: string, content: Html, flash?: Flash, status = 200) => answer(status, page(title, req.session, current, content, flash));
   const call = <T = any>(req: DashRequest, method: Route["method"], pattern: string, options: Omit<Parameters<ApiClient["call"]>[3], "requestId"> = {}) =>
     api.call<T>(req.session.actor, method, pattern, { ...options, requestId: req.requestId });
@@ -157,10 +162,10 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
     h3.get(`${BASE}/assets/${name}`, () => new HTTPResponse(asset.body, { headers: { ...SECURITY_HEADERS, "content-type": asset.type, "cache-control": "private, max-age=300" } }));
   }
 
-  get(`${BASE}/sign-in`, async (req) => (req.session ? redirect(BASE) : answer(200, signInPage())), { signedIn: false });
-  post(
+  h3.get(`${BASE}/sign-in`, handle(`${BASE}/sign-in`, async (req) => (req.session ? redirect(BASE) : answer(200, signInPage()))));
+  h3.post(
     `${BASE}/sign-in`,
-    async (req) => {
+    handle(`${BASE}/sign-in`, async (req) => {
       let actor: Actor;
       try {
         actor = await app.auth.authenticate(`Bearer ${(req.form.get("api_key") ?? "").trim()}`);
@@ -171,18 +176,16 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
       if (actor.keyType !== "secret") return answer(403, signInPage("Sign in with a secret key (sk_…); publishable keys cannot."));
       if (req.session) await endSession(app, req.session);
       return redirect(BASE, { "set-cookie": cookie(req.event, await openSession(app, actor)) });
-    },
-    { signedIn: false },
+    }),
   );
-  get(
+  h3.get(
     `${BASE}/sign-in/link`,
-    async (req) => {
+    handle(`${BASE}/sign-in/link`, async (req) => {
       const actor = await redeemSignInToken(app, req.event.url.searchParams.get("token") ?? "");
       if (!actor) return answer(401, signInPage("This sign-in link was used already or has expired. Sign in with your key."));
       if (req.session) await endSession(app, req.session);
       return redirect(BASE, { "set-cookie": cookie(req.event, await openSession(app, actor)) });
-    },
-    { signedIn: false },
+    }),
   );
   post(`${BASE}/sign-out`, async (req) => {
     await endSession(app, req.session);
@@ -389,6 +392,5 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
     return redirect(`${BASE}/accounts?done=default`);
   });
 
-  const notFound = handle(`${BASE}/**`, async () => answer(404, errorPage(404, "There is no such dashboard page.")), { signedIn: false });
-  h3.all(`${BASE}/**`, notFound);
+  h3.all(`${BASE}/**`, handle(`${BASE}/**`, async () => answer(404, errorPage(404, "There is no such dashboard page."))));
 }
