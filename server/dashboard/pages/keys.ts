@@ -18,6 +18,6 @@ export function keysPage(session: DashboardSession, keys: readonly ApiKey[], sec
 <label for="k-type">Type<select id="k-type" name="type"><option value="secret">secret</option><option value="publishable">publishable</option></select></label>
 <div class="actions"><button type="submit">Create key</button></div></form>`
     : "";
-  return html`${secret ?? ""}<div class="table-wrap"><table><thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Type</th><th scope="col">Scopes</th><th scope="col">Status</th><th scope="col">Last used (UTC)</th><th scope="col">Actions</th></tr></thead>
+  return html`${secret ?? ""}<div class="table-wrap"><table class="stack"><thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Type</th><th scope="col">Scopes</th><th scope="col">Status</th><th scope="col">Last used (UTC)</th><th scope="col">Actions</th></tr></thead>
 <tbody>${rows.length === 0 ? html`<tr><td colspan="7" class="muted">No keys this session may manage.</td></tr>` : rows}</tbody></table></div>${create}`;
 }

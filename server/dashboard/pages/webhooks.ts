@@ -24,7 +24,7 @@ export function endpointsPage(session: DashboardSession, endpoints: readonly Web
 <label for="ep-desc">Description<input id="ep-desc" name="description" maxlength="1000"></label><div class="actions"><button type="submit">Add endpoint</button></div></form>`
     : "";
   return html`${secret ?? ""}<p><a href="${BASE}/webhooks/deliveries">Deliveries</a> · <a href="${BASE}/webhooks/dead">Dead letter queue</a></p>
-<div class="table-wrap"><table><thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Status</th><th scope="col">Id</th><th scope="col">Actions</th></tr></thead>
+<div class="table-wrap"><table class="stack"><thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Status</th><th scope="col">Id</th><th scope="col">Actions</th></tr></thead>
 <tbody>${rows.length === 0 ? html`<tr><td colspan="5" class="muted">No endpoints yet.</td></tr>` : rows}</tbody></table></div>${create}`;
 }
 
@@ -56,6 +56,6 @@ export function deadLetterTable(session: DashboardSession, rows: ReadonlyArray<{
     rows.some((r) => r.row.status === "dead") && session.actor.scopes.has("webhooks:write")
       ? html`<form method="post" action="${BASE}/webhooks/dead/replay" data-target="#dlq" data-confirm="Replay every dead letter?">${csrfField(session)}${idempotencyField()}<button type="submit">Replay all</button></form>`
       : "";
-  return html`<div id="dlq"><div class="actions spaced">${all}</div><div class="table-wrap"><table><thead><tr><th scope="col">Event</th><th scope="col">Endpoint</th><th scope="col" class="num">Attempts</th><th scope="col">Outcome</th><th scope="col">Replay</th></tr></thead>
+  return html`<div id="dlq"><div class="actions spaced">${all}</div><div class="table-wrap"><table class="stack"><thead><tr><th scope="col">Event</th><th scope="col">Endpoint</th><th scope="col" class="num">Attempts</th><th scope="col">Outcome</th><th scope="col">Replay</th></tr></thead>
 <tbody>${rows.length === 0 ? html`<tr><td colspan="5" class="muted">The dead letter queue is empty.</td></tr>` : rows.map((r) => deadLetterRow(session, r.row, r.lastError))}</tbody></table></div></div>`;
 }
