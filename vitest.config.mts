@@ -41,6 +41,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // The dashboard's stylesheet is imported as text (`?raw`); vitest empties CSS unless told.
+    css: { include: [/server\/dashboard\/assets\//] },
     projects: [
       { extends: true, test: { name: "sqlite", env: { PAYGATE_TEST_ENGINE: "sqlite" } } },
       ...(withPostgres

@@ -35,6 +35,7 @@ import { createRouter } from "./http/router";
 import type { Route } from "./http/route";
 import { createLoggers, type Loggers } from "./logger";
 import { serveMetrics } from "./metrics/endpoint";
+import { mountDashboard } from "./dashboard/routes";
 import { Metrics } from "./metrics/metrics";
 import { migrate } from "../store/database";
 import { openStore } from "../store/open-store";
@@ -136,8 +137,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   app.webhooks = startWebhookDelivery(app);
   app.closers.unshift(() => app.webhooks.stop());
-  const h3 = createRouter(app, (options.routes ?? allRoutes)(app));
+  const routes = (options.routes ?? allRoutes)(app);
+  const h3 = createRouter(app, routes);
   serveMetrics(h3, app);
+  mountDashboard(h3, app, routes);
   serve = toNodeHandler(h3);
   ready(serve);
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;

@@ -29,6 +29,11 @@ export interface PaymentFilter {
   status?: string;
   createdGte?: string;
   createdLte?: string;
+  last4?: string;
+  amountGte?: number;
+  amountLte?: number;
+  /** The connector account's short id. */
+  account?: string;
   startingAfter?: Cursor;
 }
 
@@ -44,6 +49,10 @@ export async function listPayments(db: Db, merchantId: string, mode: string, lim
   if (filter.status) query = query.where("payments.status", "=", filter.status);
   if (filter.createdGte) query = query.where("payments.created_at", ">=", filter.createdGte);
   if (filter.createdLte) query = query.where("payments.created_at", "<=", filter.createdLte);
+  if (filter.last4) query = query.where("payments.card_last4", "=", filter.last4);
+  if (filter.amountGte !== undefined) query = query.where("payments.amount", ">=", filter.amountGte);
+  if (filter.amountLte !== undefined) query = query.where("payments.amount", "<=", filter.amountLte);
+  if (filter.account) query = query.where("connector_accounts.short_id", "=", filter.account);
   const after = filter.startingAfter;
   if (after) {
     query = query.where(olderThan(after, "payments"));

@@ -21,6 +21,8 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   in_doubt_references: InDoubtReferencesTable;
   audit_log: AuditLogTable;
+  dashboard_sessions: DashboardSessionsTable;
+  dashboard_sign_in_tokens: DashboardSignInTokensTable;
 }
 
 export interface SettingsTable {
@@ -259,3 +261,24 @@ export interface AuditLogTable {
   details: string | null;
 }
 export type AuditLogRow = Selectable<AuditLogTable>;
+
+/** A dashboard session (server/dashboard): its key is re-checked on every request. */
+export interface DashboardSessionsTable {
+  /** HMAC of the cookie's token under a key derived from the master key. */
+  id: string;
+  api_key_id: string;
+  csrf_token: string;
+  /** Epoch milliseconds. */
+  created_at: number;
+  last_seen_at: number;
+}
+export type DashboardSessionRow = Selectable<DashboardSessionsTable>;
+
+/** A one-time sign-in link's token (`paygate sandbox`), spent on first use. */
+export interface DashboardSignInTokensTable {
+  /** HMAC of the token, like a session's id. */
+  id: string;
+  api_key_id: string;
+  /** Epoch milliseconds. */
+  expires_at: number;
+}

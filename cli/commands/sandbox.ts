@@ -29,7 +29,7 @@ export function registerSandbox(program: Command): void {
       const removeTemporary = () => {
         if (temporary) rmSync(dataDir, { recursive: true, force: true });
       };
-      const [{ startServer }, { PortInUseError }, { createLoggers }, { sandboxBanner, sandboxJson }, { openSandbox, recordSandboxUrl }] = await Promise.all([
+      const [{ startServer }, { PortInUseError }, { createLoggers }, { sandboxBanner, sandboxJson }, { openSandbox, recordSandboxUrl, sandboxSignInLink }] = await Promise.all([
         import("../../server/server"),
         import("../../server/http/listen"),
         import("../../server/logger"),
@@ -50,7 +50,7 @@ export function registerSandbox(program: Command): void {
       try {
         const info = await openSandbox(server.app, flags.webhook);
         recordSandboxUrl(dataDir, info, server.url);
-        process.stdout.write(flags.json ? `${sandboxJson(info, server.url, dataDir)}\n` : sandboxBanner(info, server.url, dataDir, temporary));
+        process.stdout.write(flags.json ? `${sandboxJson(info, server.url, dataDir)}\n` : sandboxBanner(info, server.url, dataDir, temporary, await sandboxSignInLink(server.app, info, server.url)));
       } catch (error) {
         await server.close();
         removeTemporary();

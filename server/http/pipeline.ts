@@ -116,17 +116,15 @@ export function isIdempotent(route: Route): boolean {
 
 /**
  * Runs one request through everything a route declared, in this order: request id,
- * authentication and scope, rate limit, body, idempotency, body schema, handler, rendering, log.
- * Every answer, error or not, leaves through here.
+ * authentication and scope, rate limit, body, then `runAs` (idempotency, body schema,
+ * handler, rendering), log. Every answer, error or not, leaves through here.
  */
 export async function runRoute(app: AppContext, route: Route, event: H3Event, params: Record<string, string>): Promise<HTTPResponse> {
   const started = performance.now();
   const headers = event.req.headers;
   const requestId = requestIdFor(headers.get("x-request-id"));
   let actor: Actor = ANONYMOUS;
-  let session: IdempotencySession | undefined;
-  let rendered: RenderedReply;
-  let errorCode: string | undefined;
+  let answer: { reply: RenderedReply; requestId: string };
   try {
     if (app.config.devMode) {
       const refusal = devRequestRefusal(route.method, headers);
@@ -138,6 +136,35 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
       enforceRateLimit(app, actor);
     }
     const { body } = takesBody(route) ? await readJsonObject(event.req as Request) : { body: {} };
+    answer = await runAs(app, route, actor, { requestId, params, query: event.url.searchParams, body, headers });
+  } catch (error) {
+    answer = { reply: render(asApiError(app, error, requestId), requestId), requestId };
+  }
+  logRequest(app, event, route.path, requestId, answer.reply.status, started, actor.merchantShortId);
+  return toResponse(answer.reply, answer.requestId);
+}
+
+/** A route's input once the caller is known: what `runAs` needs besides the actor. */
+export interface RouteCall {
+  requestId: string;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  body: Record<string, unknown>;
+  headers: Headers;
+}
+
+/**
+ * The part of a request after authentication, scope and rate limit: idempotency, body
+ * schema, handler, rendering. The dashboard runs the API's routes through here too, so
+ * a session's action obeys the very rules of the API call it stands for. Answers with
+ * the request id to send: a replay's is the one it was first sent under.
+ */
+export async function runAs(app: AppContext, route: Route, actor: Actor, call: RouteCall): Promise<{ reply: RenderedReply; requestId: string }> {
+  const { requestId, params, body, headers } = call;
+  let session: IdempotencySession | undefined;
+  let rendered: RenderedReply;
+  let errorCode: string | undefined;
+  try {
     let unit: UnitOfWork = writeUnit(app.writes);
     let idempotencyKey: string | undefined;
     if (isIdempotent(route)) {
@@ -149,9 +176,7 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
       if ("replay" in begun) {
         // The original request id, so an error body's request_id and the header agree.
         const { "x-request-id": originalId = requestId, ...stored } = begun.replay.headers;
-        const replay = { ...begun.replay, headers: { ...stored, "idempotent-replayed": "true" } };
-        logRequest(app, event, route.path, requestId, replay.status, started, actor.merchantShortId);
-        return toResponse(replay, originalId);
+        return { reply: { ...begun.replay, headers: { ...stored, "idempotent-replayed": "true" } }, requestId: originalId };
       }
       session = begun.session;
       unit = session.unit(
@@ -160,7 +185,7 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
       );
     }
     const input = route.body ? parse(route.body, body) : body;
-    const value = await route.handle({ requestId, params, query: event.url.searchParams, body: input, headers, actor, unit, idempotencyKey });
+    const value = await route.handle({ requestId, params, query: call.query, body: input, headers, actor, unit, idempotencyKey });
     // On idempotent routes the answer was rendered inside the commit: send that one.
     rendered = session?.committedReply ?? render(route.present(value), requestId);
   } catch (error) {
@@ -173,8 +198,7 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
       app.log.error({ err: error, request_id: requestId }, "could not record the idempotent answer");
     });
   }
-  logRequest(app, event, route.path, requestId, rendered.status, started, actor.merchantShortId);
-  return toResponse(rendered, requestId);
+  return { reply: rendered, requestId };
 }
 
 /** Answers outside any route (unknown path, wrong method) in the same envelope. */

@@ -1,5 +1,6 @@
 import { findApiKeyByHash, touchApiKeys } from "../../store/api-keys";
 import type { Db, Store } from "../../store/database";
+import type { ApiKeyRow } from "../../store/schema";
 import type { Cache } from "../cache/cache";
 import { ApiError } from "../errors";
 import { isoNow } from "../ids";
@@ -57,15 +58,7 @@ export class Authenticator {
     if (!actor) {
       const row = await findApiKeyByHash(this.db, hash);
       if (!row || row.status !== "active") throw invalidKey();
-      actor = {
-        apiKeyId: row.id,
-        merchantId: row.merchant_id,
-        merchantShortId: row.merchant_short_id,
-        mode: row.mode,
-        role: row.role,
-        keyType: row.type,
-        scopes: new Set(JSON.parse(row.scopes) as Scope[]),
-      };
+      actor = actorOf(row);
       this.cache.set(`apikey:${hash}`, actor, CACHE_TTL_MS);
     }
     this.lastUsed.set(actor.apiKeyId, isoNow());
@@ -110,6 +103,19 @@ export class Authenticator {
       this.cache.clear();
     }
   }
+}
+
+/** What an active key row may do, as every caller of the services sees it. */
+export function actorOf(row: ApiKeyRow & { merchant_short_id: string }): Actor {
+  return {
+    apiKeyId: row.id,
+    merchantId: row.merchant_id,
+    merchantShortId: row.merchant_short_id,
+    mode: row.mode,
+    role: row.role,
+    keyType: row.type,
+    scopes: new Set(JSON.parse(row.scopes) as Scope[]),
+  };
 }
 
 /** 403 unless the actor holds `scope`. */

@@ -22,6 +22,10 @@ export const listFilter = z.object({
   status: z.enum(PAYMENT_STATUSES).optional(),
   created_gte: isoTime.optional(),
   created_lte: isoTime.optional(),
+  last4: z.string().regex(/^\d{4}$/, { error: "last4 must be 4 digits." }).optional(),
+  amount_gte: z.coerce.number().int().min(0).optional(),
+  amount_lte: z.coerce.number().int().min(0).optional(),
+  connector_account: z.string().min(1).optional().meta({ description: "The connector account's short id (`ca_…`)." }),
 });
 
 /**
@@ -41,6 +45,10 @@ export async function listPayments(db: Db, actor: Actor, params: ListParams, que
     status: query.get("status") ?? undefined,
     created_gte: query.get("created_gte") ?? undefined,
     created_lte: query.get("created_lte") ?? undefined,
+    last4: query.get("last4") ?? undefined,
+    amount_gte: query.get("amount_gte") ?? undefined,
+    amount_lte: query.get("amount_lte") ?? undefined,
+    connector_account: query.get("connector_account") ?? undefined,
   });
   const after = params.startingAfter === undefined ? undefined : await findPayment(db, actor.merchantId, actor.mode, params.startingAfter);
   if (params.startingAfter !== undefined && !after) throw paymentNotFound(params.startingAfter, "starting_after");
@@ -48,6 +56,10 @@ export async function listPayments(db: Db, actor: Actor, params: ListParams, que
     ...(filter.status && { status: filter.status }),
     ...(filter.created_gte && { createdGte: toStoredInstant(filter.created_gte, "created_gte") }),
     ...(filter.created_lte && { createdLte: toStoredInstant(filter.created_lte, "created_lte") }),
+    ...(filter.last4 && { last4: filter.last4 }),
+    ...(filter.amount_gte !== undefined && { amountGte: filter.amount_gte }),
+    ...(filter.amount_lte !== undefined && { amountLte: filter.amount_lte }),
+    ...(filter.connector_account && { account: filter.connector_account }),
     ...(after && { startingAfter: after }),
   });
   const page = rows.slice(0, params.limit);

@@ -14,7 +14,7 @@ export function sandboxJson(info: SandboxInfo, baseUrl: string, dataDir: string)
 }
 
 /** The friendly summary a developer reads before pasting the curl line. */
-export function sandboxBanner(info: SandboxInfo, baseUrl: string, dataDir: string, temporary: boolean): string {
+export function sandboxBanner(info: SandboxInfo, baseUrl: string, dataDir: string, temporary: boolean, dashboardLink?: string): string {
   const cards = TEST_CARDS.map((c) => `    ${c.number}  ${c.outcome}`).join("\n");
   const sale = JSON.stringify({ amount: 1000, currency: "usd", gateway_token: info.sample_token });
   const lines = [
@@ -27,6 +27,8 @@ export function sandboxBanner(info: SandboxInfo, baseUrl: string, dataDir: strin
     `  admin key           ${info.keys.admin}`,
     `  data                ${dataDir}${temporary ? " (temporary: removed when you stop the sandbox)" : ""}`,
     ...(info.webhook ? [`  webhook             ${info.webhook.url}`, `  webhook secret      ${info.webhook.secret}`] : []),
+    `  dashboard           ${baseUrl}/dashboard`,
+    ...(dashboardLink ? [`  dashboard sign-in   ${dashboardLink}  (one use, valid 10 minutes)`] : []),
     "",
     "  Test cards (any future expiry, any CVC, any 5-digit ZIP):",
     cards,

@@ -5,6 +5,9 @@ import { seedSandboxAccount } from "../accounts/seed-sandbox-account";
 import { byOperator } from "../audit/audit-actor";
 import { createApiKey } from "../keys/api-keys";
 import { SCOPES } from "../keys/scopes";
+import { hashKey } from "../keys/key-format";
+import { findApiKeyByHash } from "../../store/api-keys";
+import { issueSignInToken } from "../dashboard/session";
 import { createMerchant } from "../merchants/merchants";
 import { tokenizeCard } from "../tokens/tokenize";
 import { createEndpoint } from "../webhooks/endpoints";
@@ -86,4 +89,14 @@ export async function openSandbox(app: AppContext, webhookUrl?: string): Promise
 /** Notes where the sandbox serves now (a `--port 0` sandbox moves on every run). */
 export function recordSandboxUrl(dataDir: string, info: SandboxInfo, baseUrl: string): void {
   writeSandboxFile(dataDir, { ...info, base_url: baseUrl });
+}
+
+/**
+ * A one-time dashboard sign-in link for the sandbox's secret key: a short-lived token
+ * in the URL, never the key.
+ */
+export async function sandboxSignInLink(app: AppContext, info: SandboxInfo, baseUrl: string): Promise<string | undefined> {
+  const key = await findApiKeyByHash(app.db, hashKey(info.keys.secret));
+  if (!key || key.status !== "active") return undefined;
+  return `${baseUrl}/dashboard/sign-in/link?token=${await issueSignInToken(app, key.id)}`;
 }

@@ -5,6 +5,7 @@ import { scrubUnkeyedFingerprintsMigration } from "./003_scrub_unkeyed_fingerpri
 import { auditLogMigration } from "./004_audit_log";
 import { changeSignalMigration } from "./005_change_signal";
 import { eventsByPaymentMigration } from "./006_events_by_payment";
+import { dashboardSessionsMigration } from "./007_dashboard_sessions";
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so they are
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "004_audit_log": auditLogMigration,
   "005_change_signal": changeSignalMigration,
   "006_events_by_payment": eventsByPaymentMigration,
+  "007_dashboard_sessions": dashboardSessionsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

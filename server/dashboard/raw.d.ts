@@ -1,0 +1,5 @@
+/** Files imported as text (`?raw`), inlined by the bundler. */
+declare module "*?raw" {
+  const text: string;
+  export default text;
+}
