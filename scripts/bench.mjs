@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // npm run bench [-- --exe] [-- --cpu-prof] [-- --small-heap (bundle only)] [-- --duration 10]
-//               [-- --only sale,get,...] [-- --sweep] [-- --grow 1000000]
+//               [-- --only sale,get,...] [-- --sweep] [-- --grow 1000000 (SQLite only)]
+//               [-- --postgres [--instances N]]
 //
 // Boots paygate (the bundle, or with --exe the single executable) on loopback with a
 // fresh data dir and the rate limit off, drives each scenario with autocannon for a
@@ -13,8 +14,11 @@
 // --only runs a subset (scenario keys: tokenize authorize sale capture get list replay
 // paced webhooks cold). --sweep adds sale at 1, 8, 32 and 64 connections. --grow N
 // then seeds N payments (each with its two events and its idempotency record) straight
-// into the store and repeats sale, GET and list on the grown store.
+// into the store and repeats sale, GET and list on the grown store. --postgres runs the
+// same scenarios on PostgreSQL (scripts/bench/postgres.mjs) with N instances of paygate
+// on it (default 1): each scenario's connections are split evenly over the instances.
 import { spawn, execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -38,6 +42,10 @@ const wants = (key) => only === undefined || only.has(key);
 const sweep = args.includes("--sweep");
 const growArg = args.indexOf("--grow");
 const GROW = growArg >= 0 ? Number(args[growArg + 1]) : 0;
+const usePostgres = args.includes("--postgres");
+const instancesArg = args.indexOf("--instances");
+const INSTANCES = instancesArg >= 0 ? Number(args[instancesArg + 1]) : 1;
+if (!(Number.isInteger(INSTANCES) && INSTANCES >= 1) || (INSTANCES > 1 && !usePostgres)) throw new Error("--instances N (1 or more) needs --postgres");
 const bundle = join(root, "dist", "paygate.cjs");
 const exe = join(root, "dist", "paygate");
 
@@ -84,25 +92,47 @@ function peakRssMb(pid) {
   return match ? Math.round(Number(match[1]) / 1024) : NaN;
 }
 
-/** CPU time (user + system, all threads) the process used so far, in ms; Linux ticks are 10 ms. */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+/** CPU time (user + system, all threads) the processes used so far, in ms; Linux ticks are 10 ms. */
+function cpuMs(pids) {
+  let ticks = 0;
+  for (const pid of pids) {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10;
 }
+
+/** Where every paygate instance serves; a run aimed at the first is spread over all of them. */
+let bases = [];
 
 let counter = 0;
 const uniqueKey = () => `bench-${process.pid}-${++counter}`;
 
 async function run(name, options) {
-  // A fixed `amount` of requests replaces the fixed duration.
-  const result = await autocannon({ connections: CONNECTIONS, ...(options.amount === undefined && { duration: DURATION }), ...options });
+  const connections = options.connections ?? CONNECTIONS;
+  const targets = bases.length > 1 && options.url === bases[0] ? bases.slice(0, connections) : [options.url];
+  // The connections, a fixed `amount` of requests (which replaces the fixed duration) and an overall rate, split as evenly as they go.
+  const share = (total, i) => Math.floor(total / targets.length) + (i < total % targets.length ? 1 : 0);
+  const results = await Promise.all(
+    targets.map((url, i) =>
+      autocannon({
+        ...(options.amount === undefined && { duration: DURATION }),
+        ...options,
+        url,
+        connections: share(connections, i),
+        ...(options.amount !== undefined && { amount: share(options.amount, i) }),
+        ...(options.overallRate !== undefined && { overallRate: Math.max(1, share(options.overallRate, i)) }),
+      }),
+    ),
+  );
+  // Over several instances throughputs add up; the latencies shown are the worst instance's.
   return {
     name,
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.timeouts + result.non2xx,
-    total: result.requests.total,
+    rps: results.reduce((sum, r) => sum + r.requests.average, 0),
+    p50: Math.max(...results.map((r) => r.latency.p50)),
+    p99: Math.max(...results.map((r) => r.latency.p99)),
+    errors: results.reduce((sum, r) => sum + r.errors + r.timeouts + r.non2xx, 0),
+    total: results.reduce((sum, r) => sum + r.requests.total, 0),
   };
 }
 
@@ -128,59 +158,114 @@ function writeRequest(path, key, makeBody) {
 }
 
 /**
- * The storage engine under test, in one place: how paygate is started on it and how
- * a grown store is seeded. (SQLite: a data dir; the server opens paygate.db in it.)
+ * The storage engine under test, in one place: how paygate is started on it (how many
+ * instances, with which arguments and environment) and how a grown store is seeded.
+ * SQLite: a data dir; the server opens paygate.db in it. PostgreSQL: a database
+ * (scripts/bench/postgres.mjs) that N instances share, with the master key they must
+ * share; the data dir only holds what stays local.
  */
-const engine = {
-  name: "SQLite",
-  dataDir: mkdtempSync(join(tmpdir(), "paygate-bench-")),
-  serverArgs() {
-    return ["--data", this.dataDir];
-  },
-  serverEnv() {
-    return {};
-  },
-  async grow(count) {
-    const { growSqlite } = await import("./bench/grow-sqlite.mjs");
-    return growSqlite(join(this.dataDir, "paygate.db"), count);
-  },
-  cleanup() {
-    rmSync(this.dataDir, { recursive: true, force: true });
-  },
-};
+function sqliteEngine() {
+  return {
+    name: "SQLite",
+    instances: 1,
+    dataDir: mkdtempSync(join(tmpdir(), "paygate-bench-")),
+    async start() {},
+    serverArgs() {
+      return ["--data", this.dataDir];
+    },
+    serverEnv() {
+      return {};
+    },
+    async grow(count) {
+      const { growSqlite } = await import("./bench/grow-sqlite.mjs");
+      return growSqlite(join(this.dataDir, "paygate.db"), count);
+    },
+    cleanup() {
+      rmSync(this.dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function postgresEngine(instances) {
+  return {
+    name: `PostgreSQL, ${instances} instance${instances === 1 ? "" : "s"}`,
+    instances,
+    dataDir: mkdtempSync(join(tmpdir(), "paygate-bench-")),
+    masterKey: randomBytes(32).toString("base64"),
+    database: undefined,
+    async start() {
+      const { benchDatabase } = await import("./bench/postgres.mjs");
+      this.database = await benchDatabase();
+    },
+    serverArgs() {
+      return ["--data", this.dataDir];
+    },
+    serverEnv() {
+      return { PAYGATE_DATABASE_URL: this.database.url, PAYGATE_MASTER_KEY: this.masterKey };
+    },
+    // Seeding is written for SQLite only (scripts/bench/grow-sqlite.mjs).
+    grow: undefined,
+    cleanup() {
+      rmSync(this.dataDir, { recursive: true, force: true });
+      this.database?.stop();
+    },
+  };
+}
+
+const engine = usePostgres ? postgresEngine(INSTANCES) : sqliteEngine();
+if (GROW > 0 && !engine.grow) {
+  engine.cleanup();
+  process.stderr.write(`--grow seeds SQLite only (scripts/bench/grow-sqlite.mjs), not ${engine.name}: run it without --postgres\n`);
+  process.exit(2);
+}
 
 const rows = [];
 const profDir = join(root, ".tmp", "prof");
 try {
+  await engine.start();
   // The ceiling: the sale's own request (headers and JSON body), parsed and answered
   // with JSON by a bare h3 endpoint.
   const bare = await startProcess(process.execPath, [join(root, "scripts", "bench", "bare-h3.mjs")]);
   const bareUrl = bare.line.replace("listening on ", "");
   const bareBody = { amount: 1000, currency: "usd", gateway_token: "tok_test_000000000000000000000000" };
-  const bareCpu = cpuMs(bare.child.pid);
+  const bareCpu = cpuMs([bare.child.pid]);
   const ceiling = await run("ceiling: bare h3 JSON POST", { url: bareUrl, requests: [writeRequest("/v1/payments/sale", "sk_test_bench", () => bareBody)] });
-  rows.push({ ...ceiling, cpu: (cpuMs(bare.child.pid) - bareCpu) / ceiling.total, rss: peakRssMb(bare.child.pid) });
+  rows.push({ ...ceiling, cpu: (cpuMs([bare.child.pid]) - bareCpu) / ceiling.total, rss: peakRssMb(bare.child.pid) });
   bare.child.kill("SIGTERM");
 
   // paygate.
   const nodeArgs = cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : [];
   const command = useExe ? exe : process.execPath;
-  const serverArgs = ["sandbox", "--json", "--port", "0", ...engine.serverArgs()];
-  const startPaygate = () => startProcess(command, useExe ? serverArgs : [...nodeArgs, bundle, ...serverArgs], { PAYGATE_RATE_LIMIT: "0", ...engine.serverEnv(), ...heapEnv });
+  const startInstance = (serverArgs, env = {}) =>
+    startProcess(command, useExe ? serverArgs : [...nodeArgs, bundle, ...serverArgs], { PAYGATE_RATE_LIMIT: "0", ...env, ...engine.serverEnv(), ...heapEnv });
+  /** The sandbox (its first line: the keys and its address), then the engine's other instances as `serve` on the same store. */
+  const startPaygate = async () => {
+    const first = await startInstance(["sandbox", "--json", "--port", "0", ...engine.serverArgs()]);
+    const started = { children: [first.child], line: first.line, bases: [JSON.parse(first.line).base_url] };
+    for (let i = 1; i < engine.instances; i++) {
+      const instance = await startInstance(["serve", "--port", "0", ...engine.serverArgs()], { PAYGATE_LOG_LEVEL: "warn" });
+      started.children.push(instance.child);
+      started.bases.push(/listening on (\S+)/.exec(instance.line)[1]);
+    }
+    return started;
+  };
   let paygate = await startPaygate();
   const sandbox = JSON.parse(paygate.line);
-  let base = sandbox.base_url;
+  bases = paygate.bases;
+  let base = bases[0];
   const { secret, publishable } = sandbox.keys;
-  let pid = paygate.child.pid;
+  // The CPU a request costs is every instance's together (not the database's); RSS is the first instance's.
+  let pids = paygate.children.map((child) => child.pid);
+  let pid = pids[0];
   const token = (await api(base, publishable, "/v1/tokens", { card: { number: "4242424242424242", exp_month: 12, exp_year: 2040, cvc: "123" } })).token;
   const card = { card: { number: "4242424242424242", exp_month: 12, exp_year: 2040, cvc: "123" } };
   const saleRequest = writeRequest("/v1/payments/sale", secret, () => ({ amount: 1000, currency: "usd", gateway_token: token }));
   const authorizeRequest = writeRequest("/v1/payments/authorize", secret, () => ({ amount: 1000, currency: "usd", gateway_token: token, capture_method: "manual" }));
 
   const scenario = async (name, options) => {
-    const cpuBefore = cpuMs(pid);
+    const cpuBefore = cpuMs(pids);
     const result = await run(name, { url: base, ...options });
-    const row = { ...result, cpu: (cpuMs(pid) - cpuBefore) / result.total, rss: peakRssMb(pid) };
+    const row = { ...result, cpu: (cpuMs(pids) - cpuBefore) / result.total, rss: peakRssMb(pid) };
     rows.push(row);
     return row;
   };
@@ -190,7 +275,7 @@ try {
 
   // Unmeasured: the JIT and the caches get to the state the later scenarios run in.
   const warmUp = async () => {
-    for (const request of [saleRequest, getRequest, listRequest]) await autocannon({ url: base, connections: CONNECTIONS, duration: 3, requests: [request] });
+    for (const request of [saleRequest, getRequest, listRequest]) await run("warm-up", { url: base, duration: 3, requests: [request] });
   };
   await warmUp();
 
@@ -281,13 +366,13 @@ try {
     await autocannon({ url: base, connections: CONNECTIONS, amount: sales, requests: [saleRequest] });
     const expected = sales * 2 * endpoints.length;
     const backlogStart = performance.now();
-    const cpuBefore = cpuMs(pid);
+    const cpuBefore = cpuMs(pids);
     const receivedBefore = received;
     const deadline = Date.now() + 180_000;
     while (received < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const drained = received - receivedBefore;
     const fanout = drained > 0 ? Math.round(drained / ((last - backlogStart) / 1000)) : 0;
-    const cpuPerDelivery = drained > 0 ? ((cpuMs(pid) - cpuBefore) / drained).toFixed(3) : "?";
+    const cpuPerDelivery = drained > 0 ? ((cpuMs(pids) - cpuBefore) / drained).toFixed(3) : "?";
     receiver.close();
     fanoutLine = `webhook fan-out (4 endpoints): ${received}/${expected} delivered; backlog of ${expected - receivedBefore} after the sales drained at ${fanout} deliveries/s, ${cpuPerDelivery} ms of server CPU each`;
     for (const id of endpoints) {
@@ -297,9 +382,12 @@ try {
   const heaviestRss = peakRssMb(pid);
 
   const stopPaygate = async () => {
-    paygate.child.kill("SIGTERM");
-    await new Promise((r) => paygate.child.once("exit", r));
-    children.delete(paygate.child);
+    await Promise.all(
+      paygate.children.map((child) => {
+        child.kill("SIGTERM");
+        return new Promise((r) => child.once("exit", r)).then(() => children.delete(child));
+      }),
+    );
   };
   await stopPaygate();
 
@@ -309,8 +397,10 @@ try {
     const seeded = await engine.grow(GROW);
     growLine = `grown store: ${seeded.payments} payments, ${seeded.events} events, ${seeded.idempotency} idempotency records seeded in ${seeded.seconds} s (${seeded.sizeMb} MB on disk)`;
     paygate = await startPaygate();
-    base = JSON.parse(paygate.line).base_url;
-    pid = paygate.child.pid;
+    bases = paygate.bases;
+    base = bases[0];
+    pids = paygate.children.map((child) => child.pid);
+    pid = pids[0];
     await warmUp();
     const grown = (row) => ` (grown: ${row ? Math.round((rows.at(-1).rps / row.rps) * 100) : "?"}% of empty)`;
     await scenario(`sale, ${GROW} stored`, { requests: [saleRequest] });
@@ -354,7 +444,7 @@ try {
 
   const ceilingRps = rows[0].rps;
   log("");
-  log(`paygate benchmark on ${engine.name} — ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${useExe ? "executable" : "bundle"}, ${CONNECTIONS} connections, ${DURATION} s per scenario${heapEnv.NODE_OPTIONS ? `, NODE_OPTIONS="${SMALL_HEAP}"` : ""}`);
+  log(`paygate benchmark on ${engine.name}${engine.instances > 1 ? " (RSS: the first instance's)" : ""} — ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${useExe ? "executable" : "bundle"}, ${CONNECTIONS} connections, ${DURATION} s per scenario${heapEnv.NODE_OPTIONS ? `, NODE_OPTIONS="${SMALL_HEAP}"` : ""}`);
   log("");
   log("| scenario | req/s | p50 ms | p99 ms | errors | vs ceiling | server CPU ms/req | server peak RSS MB |");
   log("|---|---:|---:|---:|---:|---:|---:|---:|");
@@ -364,7 +454,7 @@ try {
   log("");
   if (fanoutLine) log(fanoutLine);
   if (growLine) log(growLine);
-  if (coldBundle !== undefined) log(`cold start to /health/ready 200 (median of 7): bundle ${coldBundle} ms${coldExe === undefined ? "" : `, executable ${coldExe} ms`}`);
+  if (coldBundle !== undefined) log(`cold start to /health/ready 200 (median of 7, a fresh SQLite data dir each): bundle ${coldBundle} ms${coldExe === undefined ? "" : `, executable ${coldExe} ms`}`);
   log(`server peak RSS over the whole run: ${heaviestRss} MB`);
   if (cpuProf) {
     const profiles = readdirSync(profDir).filter((f) => f.endsWith(".cpuprofile"));
