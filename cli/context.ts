@@ -3,7 +3,7 @@ import type { AppContext } from "../server/app-context";
 import { loadConfig } from "../server/config";
 import { createLoggers } from "../server/logger";
 import { closeAppContext, createAppContext } from "../server/server";
-import { requireExistingStore } from "../store/database";
+import { requireExistingStore } from "../store/existing-store";
 
 export interface DataFlags {
   data?: string;
@@ -26,7 +26,7 @@ export function withCommonOptions(command: Command): Command {
  */
 export async function withApp<T>(flags: DataFlags, fn: (app: AppContext) => Promise<T>): Promise<T> {
   const config = loadConfig({ data: flags.data, databaseUrl: flags.databaseUrl }, { ...process.env, PAYGATE_DEV_MODE: "" });
-  if (!config.databaseUrl) requireExistingStore(config.dataDir);
+  await requireExistingStore(config);
   const app = await createAppContext(config, createLoggers(config.logLevel === "info" ? "warn" : config.logLevel, 2));
   try {
     return await fn(app);
