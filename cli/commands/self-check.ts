@@ -5,20 +5,25 @@ import { join } from "node:path";
 import { getHeapStatistics } from "node:v8";
 import { sql } from "kysely";
 import { RUNTIME } from "../../server/health/runtime";
+import { loadConfig } from "../../server/config";
 import { migrate } from "../../store/database";
+import { openStore } from "../../store/open-store";
 import { openSqliteStore } from "../../store/sqlite-store";
 
 /**
  * Hidden: the packaging script and the executable's tests ask the built program what
  * it really runs on. Creating a database proves the embedded better-sqlite3 addon
  * matches the embedded Node's ABI; the heap limit shows the heap bounds in effect
- * (built in, or raised through NODE_OPTIONS).
+ * (built in, or raised through NODE_OPTIONS). With a PostgreSQL URL configured it also
+ * queries that server (read only) and reports its version.
  */
 export function registerSelfCheck(program: Command): void {
   program
     .command("self-check", { hidden: true })
-    .description("Print the runtime this program runs on, after creating a throwaway database")
-    .action(async () => {
+    .description("Print the runtime this program runs on, after creating a throwaway SQLite database; with a database URL, also the PostgreSQL server's version")
+    .option("--database-url <url>", "also query this PostgreSQL database (env PAYGATE_DATABASE_URL)")
+    .action(async (flags: { databaseUrl?: string }) => {
+      const postgres = await postgresVersion(flags.databaseUrl);
       const dataDir = mkdtempSync(join(tmpdir(), "paygate-self-check-"));
       try {
         const store = openSqliteStore(dataDir);
@@ -26,7 +31,7 @@ export function registerSelfCheck(program: Command): void {
           await migrate(store.db);
           const { rows } = await sql<{ version: string }>`select sqlite_version() as version`.execute(store.db);
           const heapLimitMb = Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
-          process.stdout.write(`${JSON.stringify({ ...RUNTIME, sqlite: rows[0]?.version, heap_limit_mb: heapLimitMb })}\n`);
+          process.stdout.write(`${JSON.stringify({ ...RUNTIME, sqlite: rows[0]?.version, heap_limit_mb: heapLimitMb, ...(postgres ? { postgres } : {}) })}\n`);
         } finally {
           await store.close();
         }
@@ -34,4 +39,17 @@ export function registerSelfCheck(program: Command): void {
         rmSync(dataDir, { recursive: true, force: true });
       }
     });
+}
+
+/** The configured PostgreSQL server's version, or undefined when SQLite is configured. */
+async function postgresVersion(databaseUrl: string | undefined): Promise<string | undefined> {
+  const config = loadConfig({ databaseUrl });
+  if (!config.databaseUrl) return undefined;
+  const store = openStore(config);
+  try {
+    const { rows } = await sql<{ version: string }>`select current_setting('server_version') as version`.execute(store.db);
+    return rows[0]?.version;
+  } finally {
+    await store.close();
+  }
 }

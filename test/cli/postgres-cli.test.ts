@@ -110,6 +110,21 @@ describe.skipIf(TEST_ENGINE !== "postgres")("the CLI on a PostgreSQL database UR
     }
   });
 
+  it("self-check reports the configured PostgreSQL server's version beside the embedded SQLite's, and names an unreachable one", async () => {
+    const url = await emptyDatabase();
+    for (const result of [await cli(["self-check"], url), await runCli(["self-check", "--database-url", url], { cwd })]) {
+      expect(result.code, result.stderr).toBe(0);
+      const server = new pg.Client({ connectionString: url });
+      await server.connect();
+      const { rows } = await server.query("show server_version").finally(() => server.end());
+      expect(JSON.parse(result.stdout)).toMatchObject({ sqlite: expect.stringMatching(/^3\./), postgres: rows[0].server_version });
+    }
+    expect(await tablesIn(url)).toBe(0);
+    const unreachable = new URL(url);
+    unreachable.port = "1";
+    expectOneLine(await cli(["self-check"], unreachable.toString()), "the database is unavailable");
+  });
+
   it("refuses master-key rotate in one line: every instance would have to stop first", async () => {
     const url = await emptyDatabase();
     expect((await cli(["migrate"], url)).code).toBe(0);
