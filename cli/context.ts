@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import type { AppContext } from "../server/app-context";
 import { loadConfig } from "../server/config";
 import { createLoggers } from "../server/logger";
-import { requireExistingStore } from "../store/database";
+import { requireExistingStore } from "../store/existing-store";
 
 export interface DataFlags {
   data?: string;
@@ -25,7 +25,7 @@ export function withCommonOptions(command: Command): Command {
  */
 export async function withApp<T>(flags: DataFlags, fn: (app: AppContext) => Promise<T>): Promise<T> {
   const config = loadConfig({ data: flags.data, databaseUrl: flags.databaseUrl }, { ...process.env, PAYGATE_DEV_MODE: "" });
-  if (!config.databaseUrl) requireExistingStore(config.dataDir);
+  await requireExistingStore(config);
   const { closeAppContext, createAppContext } = await import("../server/server");
   const app = await createAppContext(config, createLoggers(config.logLevel === "info" ? "warn" : config.logLevel, 2));
   try {

@@ -1,7 +1,7 @@
 import { ConfigError } from "../server/config";
 import { ApiError } from "../server/errors";
 import { StoreError } from "../store/database";
-import { isLockTimeout } from "../store/db-errors";
+import { DatabaseUnavailableError, isLockTimeout } from "../store/db-errors";
 import { WrongMasterKeyError } from "../server/secrets/cipher";
 
 /** Exit codes of every command (CONTRACT §9). */
@@ -28,7 +28,7 @@ export function fail(error: unknown): void {
     process.exitCode = EXIT_FAILED;
     return;
   }
-  const known = error instanceof ApiError || error instanceof ConfigError || error instanceof WrongMasterKeyError || error instanceof StoreError || (error instanceof Error && error.name === "OperationError");
+  const known = error instanceof ApiError || error instanceof ConfigError || error instanceof WrongMasterKeyError || error instanceof StoreError || error instanceof DatabaseUnavailableError || (error instanceof Error && error.name === "OperationError");
   const message = known ? (error as Error).message : `unexpected error${error instanceof Error && "code" in error ? ` (${String(error.code)})` : ""}`;
   process.stderr.write(`paygate: ${message}\n`);
   process.exitCode = EXIT_FAILED;

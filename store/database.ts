@@ -1,6 +1,4 @@
 import { Migrator, type Kysely, type Transaction } from "kysely";
-import { existsSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { migrationProvider } from "./migrations";
 import type { Database } from "./schema";
 
@@ -78,18 +76,6 @@ export const DATA_DIR_SETTING = "--data / PAYGATE_DATA_DIR";
 /** The data dir or its database cannot be used; the message names the path and the setting. */
 export class StoreError extends Error {
   override name = "StoreError";
-}
-
-/**
- * Refuses a data dir without a database, for every command but the ones that create
- * a store (`serve`, `sandbox`, `migrate`): a mistyped path must fail, not show an empty
- * new store.
- */
-export function requireExistingStore(dataDir: string): void {
-  const file = join(dataDir, DATABASE_FILE);
-  if (!existsSync(dataDir)) throw new StoreError(`no data directory at ${dataDir} (set by ${DATA_DIR_SETTING}); create one with \`paygate migrate --data ${dataDir}\``);
-  if (!statSync(dataDir).isDirectory()) throw new StoreError(`the data directory ${dataDir} (set by ${DATA_DIR_SETTING}) is not a directory`);
-  if (!existsSync(file)) throw new StoreError(`no paygate database at ${file} (set by ${DATA_DIR_SETTING}); create one with \`paygate migrate --data ${dataDir}\``);
 }
 
 /** Applies every pending migration; returns the names applied now. */

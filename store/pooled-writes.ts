@@ -12,14 +12,20 @@ const MAX_ATTEMPTS = 3;
  * only through its transaction, so running it again is the same as running it once.
  */
 export class PooledWrites implements Writes {
-  constructor(private readonly db: Db) {}
+  /** `onBatch` hears 1 per commit: each transaction carries one unit. */
+  constructor(
+    private readonly db: Db,
+    private readonly onBatch?: (size: number) => void,
+  ) {}
 
   async run<T>(fn: (trx: Trx) => Promise<T>): Promise<T> {
     const settingsBefore = settingsGeneration();
     try {
       for (let attempt = 1; ; attempt++) {
         try {
-          return await this.db.transaction().execute(fn);
+          const result = await this.db.transaction().execute(fn);
+          this.onBatch?.(1);
+          return result;
         } catch (error) {
           if (attempt >= MAX_ATTEMPTS || !isWriteConflict(error)) throw error;
         }

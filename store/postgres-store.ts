@@ -96,7 +96,7 @@ export function openPostgresStore(url: string, poolSize: number, options: OpenOp
     db,
     location: redactedUrl(url),
     dataVersion: () => changes.version(),
-    createWrites: () => new PooledWrites(db),
+    createWrites: (onBatch) => new PooledWrites(db, onBatch),
     isInPlace: () => true,
     async close() {
       await changes.close();

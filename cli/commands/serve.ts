@@ -79,7 +79,9 @@ export function registerServe(program: Command): void {
       const removeServerFile = writeServerFile(config.dataDir, server.url);
       const stopped = onShutdownSignal(server.close);
       process.stdout.write(`paygate listening on ${server.url}\n`);
-      if (!config.devMode) await printSetupHint(server.app.db, config.dataDir);
+      // Only a hint: a signal that closes the store while it reads (or a database that is
+      // briefly away) must not turn a clean shutdown into a failed exit.
+      if (!config.devMode) await printSetupHint(server.app.db, config.dataDir).catch(() => undefined);
       await stopped;
       removeServerFile();
     });

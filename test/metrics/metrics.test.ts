@@ -76,6 +76,9 @@ describe("GET /metrics after a known workload", () => {
     await ok.waitUntil((r) => r.length === M, 10_000);
     await failing.waitUntil((r) => r.length === 2 * N, 10_000);
     await expect.poll(async () => value((await scrape()).samples, "paygate_webhook_dead_letter_deliveries"), { timeout: 5_000 }).toBe(N);
+    // The receiver has the request before the dispatcher has committed its outcome and counted it.
+    const delivered = { outcome: "delivered" };
+    await expect.poll(async () => value((await scrape()).samples, "paygate_webhook_delivery_attempts_total", delivered) - value(before, "paygate_webhook_delivery_attempts_total", delivered), { timeout: 5_000 }).toBe(M);
 
     const { text, samples: after } = await scrape();
     const moved = (name: string, labels: Record<string, string> = {}) => value(after, name, labels) - value(before, name, labels);

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Cipher } from "../../server/secrets/cipher";
-import { bootServer, freshDataDir, type TestResponse } from "../support/harness";
+import { bootServer, freshDataDir, TEST_ENGINE, type TestResponse } from "../support/harness";
 import { runCli } from "../support/cli";
 import { paymentsClient, seedSandboxMerchant } from "../support/payments";
 import { auth } from "../support/seed";
@@ -33,7 +33,8 @@ describe("a wrong master key is refused at start", () => {
     expect(rightKey.stdout).toContain("Acme");
   });
 
-  it("names the data dir's master.key when the key comes from that file", async () => {
+  // master.key files are SQLite's: PostgreSQL requires PAYGATE_MASTER_KEY (test/config/defaults.test.ts).
+  it.skipIf(TEST_ENGINE !== "sqlite")("names the data dir's master.key when the key comes from that file", async () => {
     const data = freshDataDir();
     const env = { PAYGATE_MASTER_KEY: "" };
     expect((await runCli(["migrate", "--data", data], { env })).code).toBe(0);
