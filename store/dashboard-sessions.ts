@@ -1,7 +1,8 @@
 import type { Db } from "./database";
-import type { ApiKeyRow, DashboardSessionRow } from "./schema";
+import type { Insertable } from "kysely";
+import type { ApiKeyRow, DashboardSessionRow, DashboardSessionsTable } from "./schema";
 
-export async function insertSession(db: Db, row: DashboardSessionRow): Promise<void> {
+export async function insertSession(db: Db, row: Insertable<DashboardSessionsTable>): Promise<void> {
   await db.insertInto("dashboard_sessions").values(row).execute();
 }
 
@@ -11,6 +12,10 @@ export async function findSession(db: Db, id: string): Promise<DashboardSessionR
 
 export async function touchSession(db: Db, id: string, at: number): Promise<void> {
   await db.updateTable("dashboard_sessions").set({ last_seen_at: at }).where("id", "=", id).execute();
+}
+
+export async function chooseMerchant(db: Db, id: string, merchantId: string | null): Promise<void> {
+  await db.updateTable("dashboard_sessions").set({ chosen_merchant_id: merchantId }).where("id", "=", id).execute();
 }
 
 export async function deleteSession(db: Db, id: string): Promise<void> {

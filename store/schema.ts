@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, Updateable } from "kysely";
+import type { ColumnType, Insertable, Selectable, Updateable } from "kysely";
 
 /**
  * Row shapes of every table, as kysely sees them. Timestamps are ISO 8601 UTC strings
@@ -271,6 +271,8 @@ export interface DashboardSessionsTable {
   /** Epoch milliseconds. */
   created_at: number;
   last_seen_at: number;
+  /** The merchant an admin session chose in the switcher (its UUID); null for the key's own. */
+  chosen_merchant_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 export type DashboardSessionRow = Selectable<DashboardSessionsTable>;
 

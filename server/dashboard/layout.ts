@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { Merchant } from "../merchants/merchants";
 import { toDecimalString } from "../payments/currency";
 import { html, type Html } from "./html";
 import type { DashboardSession } from "./session";
@@ -10,7 +11,7 @@ export interface Flash {
   text: string;
 }
 
-const NAV: Array<[string, string]> = [
+export const NAV: Array<[string, string]> = [
   ["Overview", BASE],
   ["Payments", `${BASE}/payments`],
   ["Webhooks", `${BASE}/webhooks`],
@@ -27,18 +28,39 @@ function document(title: string, body: Html): Html {
 <body>${body}</body></html>`;
 }
 
-/** A signed-in page: navigation, who is signed in, the flash line, then `content`. */
-export function page(title: string, session: DashboardSession, current: string, content: Html, flash?: Flash): Html {
+/** An admin session's merchant switcher: the merchants the admin API lists, and the one its admin pages act on. */
+export interface MerchantChoice {
+  merchants: readonly Merchant[];
+  chosen: Merchant;
+}
+
+/** Pages whose data the admin API gives for any merchant; the others show the admin key's own. */
+const FOLLOWS_CHOICE = new Set([`${BASE}/accounts`]);
+
+function switcher(session: DashboardSession, current: string, choice: MerchantChoice): Html {
+  const options = choice.merchants.map((m) => html`<option value="${m.id}"${m.id === choice.chosen.id ? " selected" : ""}>${m.short_id} · ${m.name}${m.id === session.actor.merchantId ? " (this key's)" : ""}</option>`);
+  return html`<form method="post" action="${BASE}/merchant" class="inline switcher">${csrfField(session)}<input type="hidden" name="back" value="${current}">
+<label for="merchant-switch">Merchant<select id="merchant-switch" name="merchant_id">${options}</select></label><button type="submit" class="secondary">Switch</button></form>`;
+}
+
+/** Said on a page the admin API covers for no other merchant, while another is chosen. */
+function ownMerchantNote(session: DashboardSession, current: string, choice: MerchantChoice | undefined): Html {
+  if (!choice || choice.chosen.id === session.actor.merchantId || FOLLOWS_CHOICE.has(current)) return html``;
+  return html`<p class="flash note" role="note">This page shows the admin key's own merchant, <b>${session.actor.merchantShortId}</b>: the API gives an admin key no route to another merchant's ${current === `${BASE}/keys` ? "key list" : "payments and webhooks"}. The chosen merchant, ${choice.chosen.short_id} (${choice.chosen.name}), applies to Accounts & routing${current === `${BASE}/keys` ? " and to the key form below" : ""}.</p>`;
+}
+
+/** A signed-in page: navigation, who is signed in (with an admin's merchant switcher), the flash line, then `content`. */
+export function page(title: string, session: DashboardSession, current: string, content: Html, flash?: Flash, choice?: MerchantChoice): Html {
   const { actor } = session;
   const nav = NAV.map(([label, href]) => html`<a href="${href}"${href === current ? html` aria-current="page"` : ""}>${label}</a>`);
   return document(
     title,
     html`<a class="skip" href="#main">Skip to content</a>
 <header class="top"><a class="brand" href="${BASE}">paygate</a><nav aria-label="Main">${nav}</nav>
-<div class="who"><span>${actor.merchantShortId} · ${actor.mode}${actor.role === "admin" ? " · admin" : ""}</span>
+<div class="who"><span>${actor.merchantShortId} · ${actor.mode}${actor.role === "admin" ? " · admin" : ""}</span>${choice ? switcher(session, current, choice) : ""}
 <form method="post" action="${BASE}/sign-out" class="inline">${csrfField(session)}<button type="submit">Sign out</button></form></div></header>
 <main id="main"><div id="live" role="status" aria-live="polite" class="muted"></div>${flash ? html`<div class="flash ${flash.kind}" role="alert">${flash.text}</div>` : ""}
-<h1>${title}</h1>${content}</main>`,
+<h1>${title}</h1>${ownMerchantNote(session, current, choice)}${content}</main>`,
   );
 }
 

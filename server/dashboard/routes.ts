@@ -10,18 +10,19 @@ import { requestIdFor } from "../http/request-id";
 import type { Route } from "../http/route";
 import { requireScope } from "../keys/authenticator";
 import type { Actor } from "../keys/actor";
+import type { Merchant } from "../merchants/merchants";
 import { fromDecimalString } from "../payments/currency";
 import type { Payment } from "../payments/payment";
 import { ApiClient, errorMessage, type ApiAnswer } from "./api";
 import { ASSETS } from "./assets";
 import { html, type Html } from "./html";
-import { BASE, errorPage, page, signInPage, type Flash } from "./layout";
+import { BASE, errorPage, NAV, page, signInPage, type Flash, type MerchantChoice } from "./layout";
 import { accountEditPage, accountsPage } from "./pages/accounts";
-import { keysPage } from "./pages/keys";
+import { chosenMerchantKeyForm, keysPage } from "./pages/keys";
 import { overviewPage } from "./pages/overview";
 import { paymentDetailPage, paymentListPage, paymentListQuery, paymentTimeline } from "./pages/payments";
 import { deadLetterRow, deadLetterTable, deliveriesPage, endpointsPage, secretBox } from "./pages/webhooks";
-import { csrfMatches, endSession, loadSession, openSession, redeemSignInToken, type DashboardSession } from "./session";
+import { csrfMatches, endSession, loadSession, openSession, redeemSignInToken, setChosenMerchant, type DashboardSession } from "./session";
 
 const COOKIE = "paygate_session";
 const MAX_FORM_BYTES = 16 * 1024;
@@ -150,9 +151,22 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
     };
   const get = (path: string, handler: (req: DashRequest) => Promise<Answer>) => h3.get(path, handle(path, signedIn(handler)));
   const post = (path: string, handler: (req: DashRequest) => Promise<Answer>) => h3.post(path, handle(path, signedIn(handler)));
-  const show = (req: DashRequest, title: string, current: string, content: Html, flash?: Flash, status = 200) => answer(status, page(title, req.session, current, content, flash));
   const call = <T = any>(req: DashRequest, method: Route["method"], pattern: string, options: Omit<Parameters<ApiClient["call"]>[3], "requestId"> = {}) =>
     api.call<T>(req.session.actor, method, pattern, { ...options, requestId: req.requestId });
+  /** The merchant an admin session's admin pages act on: the one it chose, else its key's own. */
+  const target = (req: DashRequest) => req.session.chosenMerchantId ?? req.session.actor.merchantId;
+  /** An admin session's switcher, from the admin API's merchant list; none for a key the API refuses it to. */
+  const merchantChoice = async (req: DashRequest): Promise<MerchantChoice | undefined> => {
+    if (!req.session.actor.scopes.has("admin")) return undefined;
+    const list = await call<{ data: Merchant[] }>(req, "GET", "/admin/merchants", { query: { limit: "100" } });
+    if (!list.ok) return undefined;
+    const listed = list.body.data.find((m) => m.id === target(req));
+    if (listed) return { merchants: list.body.data, chosen: listed };
+    const one = await call<Merchant>(req, "GET", "/admin/merchants/:merchantId", { params: { merchantId: target(req) } });
+    return one.ok ? { merchants: [one.body, ...list.body.data], chosen: one.body } : undefined;
+  };
+  const show = async (req: DashRequest, title: string, current: string, content: Html, flash?: Flash, status = 200) =>
+    answer(status, page(title, req.session, current, content, flash, await merchantChoice(req)));
   const formKey = (req: DashRequest) => req.form.get("idempotency_key") ?? undefined;
   /** An API refusal shown as the page it came from would show it: its status and message. */
   const failed = (req: DashRequest, title: string, current: string, result: ApiAnswer) =>
@@ -190,6 +204,16 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
   post(`${BASE}/sign-out`, async (req) => {
     await endSession(app, req.session);
     return redirect(`${BASE}/sign-in`, { "set-cookie": cookie(req.event, "", 0) });
+  });
+
+  // The switcher: the merchant must be one the admin API answers for this key (a merchant key gets its 403).
+  const SWITCH_BACK = new Set(NAV.map(([, href]) => href));
+  post(`${BASE}/merchant`, async (req) => {
+    const found = await call<Merchant>(req, "GET", "/admin/merchants/:merchantId", { params: { merchantId: (req.form.get("merchant_id") ?? "").trim() } });
+    if (!found.ok) return failed(req, "Merchant", BASE, found);
+    await setChosenMerchant(app, req.session, found.body.id === req.session.actor.merchantId ? null : found.body.id);
+    const back = req.form.get("back") ?? "";
+    return redirect(SWITCH_BACK.has(back) ? back : BASE);
   });
 
   get(BASE, async (req) => show(req, "Overview", BASE, await overviewPage(app, req.session)));
@@ -324,13 +348,24 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
   const keysView = async (req: DashRequest, secret?: Html, flash?: Flash, status = 200) => {
     const list = await call(req, "GET", "/v1/api-keys", { query: { limit: "100" } });
     if (!list.ok) return failed(req, "API keys", `${BASE}/keys`, list);
-    return show(req, "API keys", `${BASE}/keys`, keysPage(req.session, list.body.data, secret), flash, status);
+    const forChosen = req.session.chosenMerchantId ? await call<Merchant>(req, "GET", "/admin/merchants/:merchantId", { params: { merchantId: req.session.chosenMerchantId } }) : undefined;
+    const chosenForm = forChosen?.ok ? chosenMerchantKeyForm(req.session, forChosen.body) : "";
+    return show(req, "API keys", `${BASE}/keys`, html`${keysPage(req.session, list.body.data, secret)}${chosenForm}`, flash, status);
   };
   get(`${BASE}/keys`, async (req) => keysView(req, undefined, flashOf(req.event.url.searchParams)));
   post(`${BASE}/keys`, async (req) => {
     const result = await call(req, "POST", "/v1/api-keys", { body: { name: (req.form.get("name") ?? "").trim(), type: req.form.get("type") ?? "secret" }, idempotencyKey: formKey(req) });
     if (!result.ok) return keysView(req, undefined, { kind: "error", text: errorMessage(result) }, result.status);
     return keysView(req, secretBox(`New key ${result.body.name}`, result.body.key), { kind: "ok", text: "Key created." });
+  });
+  post(`${BASE}/keys/chosen`, async (req) => {
+    const result = await call(req, "POST", "/admin/merchants/:merchantId/api-keys", {
+      params: { merchantId: target(req) },
+      body: { name: (req.form.get("name") ?? "").trim(), type: req.form.get("type") ?? "secret" },
+      idempotencyKey: formKey(req),
+    });
+    if (!result.ok) return keysView(req, undefined, { kind: "error", text: errorMessage(result) }, result.status);
+    return keysView(req, secretBox(`New key ${result.body.name} of the chosen merchant`, result.body.key), { kind: "ok", text: "Key created." });
   });
   post(`${BASE}/keys/:keyId/:action`, async (req) => {
     const params = { keyId: req.params.keyId as string };
@@ -345,19 +380,21 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
     return redirect(`${BASE}/keys?done=revoked`);
   });
 
-  // Connector accounts (admin sessions, the admin API for the session's own merchant) and routing.
+  // Connector accounts (admin sessions, the admin API for the chosen merchant) and routing (the key's own merchant: no admin route).
   const accountsPath = "/admin/merchants/:merchantId/connector-accounts";
   const accountsView = async (req: DashRequest, flash?: Flash, status = 200) => {
     const { actor } = req.session;
-    const routing = actor.scopes.has("payments:read") ? await call(req, "GET", "/v1/routing") : undefined;
-    const accounts = actor.scopes.has("admin") ? await call(req, "GET", accountsPath, { params: { merchantId: actor.merchantId }, query: { limit: "100" } }) : undefined;
-    return show(req, "Accounts & routing", `${BASE}/accounts`, accountsPage(req.session, routing?.ok ? routing.body : undefined, accounts?.ok ? accounts.body.data : undefined), flash, status);
+    const routing = actor.scopes.has("payments:read") && !req.session.chosenMerchantId ? await call(req, "GET", "/v1/routing") : undefined;
+    const accounts = actor.scopes.has("admin") ? await call(req, "GET", accountsPath, { params: { merchantId: target(req) }, query: { limit: "100" } }) : undefined;
+    const chosen = req.session.chosenMerchantId ? await call<Merchant>(req, "GET", "/admin/merchants/:merchantId", { params: { merchantId: req.session.chosenMerchantId } }) : undefined;
+    const whose = chosen?.ok ? `${chosen.body.short_id} (${chosen.body.name})` : undefined;
+    return show(req, "Accounts & routing", `${BASE}/accounts`, accountsPage(req.session, routing?.ok ? routing.body : undefined, accounts?.ok ? accounts.body.data : undefined, whose), flash, status);
   };
   get(`${BASE}/accounts`, async (req) => accountsView(req, flashOf(req.event.url.searchParams)));
   post(`${BASE}/accounts`, async (req) => {
     const f = (name: string) => (req.form.get(name) ?? "").trim();
     const result = await call(req, "POST", accountsPath, {
-      params: { merchantId: req.session.actor.merchantId },
+      params: { merchantId: target(req) },
       body: { connector_id: f("connector_id"), mode: f("mode"), key_kind: f("key_kind"), label: f("label"), credential_ref: f("credential_ref"), is_default: f("is_default") === "true" },
       idempotencyKey: formKey(req),
     });
@@ -365,7 +402,7 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
     return accountsView(req, { kind: "ok", text: `Account ${result.body.short_id} added.` });
   });
   const accountView = async (req: DashRequest, caid: string, flash?: Flash, status = 200) => {
-    const found = await call(req, "GET", `${accountsPath}/:caid`, { params: { merchantId: req.session.actor.merchantId, caid } });
+    const found = await call(req, "GET", `${accountsPath}/:caid`, { params: { merchantId: target(req), caid } });
     if (!found.ok) return answer(found.status, errorPage(found.status, errorMessage(found)));
     return show(req, `Account ${found.body.short_id}`, `${BASE}/accounts`, accountEditPage(req.session, found.body), flash, status);
   };
@@ -373,7 +410,7 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
   post(`${BASE}/accounts/:caid`, async (req) => {
     const caid = req.params.caid as string;
     const result = await call(req, "PATCH", `${accountsPath}/:caid`, {
-      params: { merchantId: req.session.actor.merchantId, caid },
+      params: { merchantId: target(req), caid },
       body: { label: (req.form.get("label") ?? "").trim(), credential_ref: (req.form.get("credential_ref") ?? "").trim() },
       idempotencyKey: formKey(req),
     });
@@ -387,7 +424,7 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
     return redirect(`${BASE}/accounts?done=routing`);
   });
   post(`${BASE}/accounts/:caid/default`, async (req) => {
-    const result = await call(req, "PATCH", `${accountsPath}/:caid`, { params: { merchantId: req.session.actor.merchantId, caid: req.params.caid as string }, body: { is_default: req.form.get("is_default") === "true" }, idempotencyKey: formKey(req) });
+    const result = await call(req, "PATCH", `${accountsPath}/:caid`, { params: { merchantId: target(req), caid: req.params.caid as string }, body: { is_default: req.form.get("is_default") === "true" }, idempotencyKey: formKey(req) });
     if (!result.ok) return accountsView(req, { kind: "error", text: errorMessage(result) }, result.status);
     return redirect(`${BASE}/accounts?done=default`);
   });

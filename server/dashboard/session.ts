@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { deleteIdleSessions, deleteSession, findApiKeyById, findSession, insertSession, insertSignInToken, spendSignInToken, touchSession } from "../../store/dashboard-sessions";
+import { chooseMerchant, deleteIdleSessions, deleteSession, findApiKeyById, findSession, insertSession, insertSignInToken, spendSignInToken, touchSession } from "../../store/dashboard-sessions";
 import type { AppContext } from "../app-context";
 import { actorOf } from "../keys/authenticator";
 import type { Actor } from "../keys/actor";
@@ -18,6 +18,11 @@ export interface DashboardSession {
   id: string;
   actor: Actor;
   csrfToken: string;
+  /**
+   * The merchant (UUID) whose admin pages an admin session acts on, when it chose one
+   * other than its key's own. Never set for a session whose key lacks the admin scope.
+   */
+  chosenMerchantId?: string;
 }
 
 const newToken = (): string => randomBytes(32).toString("base64url");
@@ -55,7 +60,14 @@ export async function loadSession(app: AppContext, token: string | undefined): P
     return undefined;
   }
   if (now - row.last_seen_at >= TOUCH_EVERY_MS) await touchSession(app.db, id, now);
-  return { id, actor: actorOf(key), csrfToken: row.csrf_token };
+  const actor = actorOf(key);
+  const chosen = actor.scopes.has("admin") && row.chosen_merchant_id !== null && row.chosen_merchant_id !== actor.merchantId ? row.chosen_merchant_id : undefined;
+  return { id, actor, csrfToken: row.csrf_token, ...(chosen && { chosenMerchantId: chosen }) };
+}
+
+/** Remembers an admin session's chosen merchant (a UUID the admin API answered for); null goes back to the key's own. */
+export async function setChosenMerchant(app: AppContext, session: DashboardSession, merchantId: string | null): Promise<void> {
+  await chooseMerchant(app.db, session.id, merchantId);
 }
 
 export async function endSession(app: AppContext, session: DashboardSession): Promise<void> {

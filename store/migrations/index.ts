@@ -6,6 +6,7 @@ import { auditLogMigration } from "./004_audit_log";
 import { changeSignalMigration } from "./005_change_signal";
 import { eventsByPaymentMigration } from "./006_events_by_payment";
 import { dashboardSessionsMigration } from "./007_dashboard_sessions";
+import { dashboardChosenMerchantMigration } from "./008_dashboard_chosen_merchant";
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so they are
@@ -19,6 +20,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "005_change_signal": changeSignalMigration,
   "006_events_by_payment": eventsByPaymentMigration,
   "007_dashboard_sessions": dashboardSessionsMigration,
+  "008_dashboard_chosen_merchant": dashboardChosenMerchantMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

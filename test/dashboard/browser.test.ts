@@ -104,6 +104,43 @@ describe.skipIf(!run)("the dashboard in real headless Chromium", () => {
     expect(browser.problems).toEqual([]);
   });
 
+  it("switches an admin session to another merchant by keyboard and shows that merchant's connector accounts", async () => {
+    const { page } = browser;
+    const target = await seedSandboxMerchant(server, "Browser Other");
+    await page.goto(`${server.url}/dashboard`);
+    if (!page.url().includes("/sign-in")) {
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.waitForURL(/\/sign-in/);
+    }
+    await page.getByLabel("Secret API key").fill(shop.admin);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(`${server.url}/dashboard`);
+    await page.goto(`${server.url}/dashboard/accounts`);
+    expect(await page.locator("main").innerText()).toContain(shop.accountShortId);
+
+    const select = page.getByLabel("Merchant");
+    await select.focus();
+    await select.selectOption(target.merchant.id);
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(`${server.url}/dashboard/accounts`);
+    await expect.poll(() => page.locator("main").innerText()).toContain(target.accountShortId);
+    expect(await page.locator("main").innerText()).not.toContain(shop.accountShortId);
+    expect(await select.inputValue()).toBe(target.merchant.id);
+    await screenshots(page, "accounts-other-merchant");
+
+    await page.getByRole("link", { name: "Payments" }).first().click();
+    await expect.poll(() => page.getByRole("note").innerText()).toContain("admin key's own merchant");
+    await screenshots(page, "payments-admin-note");
+    // Back to the admin key's own merchant, then out: the next tests sign in with the merchant key.
+    await select.selectOption(shop.merchant.id);
+    await page.getByRole("button", { name: "Switch" }).click();
+    await page.waitForURL(`${server.url}/dashboard/payments`);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL(/\/sign-in/);
+    expect(browser.problems).toEqual([]);
+  });
+
   it("shows the other pages without console errors or CSP violations", async () => {
     const { page } = browser;
     await ensureSignedIn();

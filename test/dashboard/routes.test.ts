@@ -359,3 +359,84 @@ describe("every other form", () => {
     expect(refused.status).toBe(403);
   });
 });
+
+describe("the merchant switcher of admin sessions", () => {
+  const chosenOf = async (client: Awaited<ReturnType<typeof signedIn>>) => {
+    const rows = await server.app.db.selectFrom("dashboard_sessions").select("chosen_merchant_id").execute();
+    expect(client.cookie).toBeDefined();
+    return rows.map((r) => r.chosen_merchant_id);
+  };
+  const switchTo = async (client: Awaited<ReturnType<typeof signedIn>>, merchantId: string, back: string) => {
+    const page = await (await client.get("/dashboard")).text();
+    return client.post("/dashboard/merchant", { csrf: hiddenField(page, "csrf"), merchant_id: merchantId, back });
+  };
+
+  it("lets an admin session choose a merchant and act on its connector accounts and keys through the admin API", async () => {
+    const m = await seedSandboxMerchant(server, "Switcher admin");
+    const target = await seedSandboxMerchant(server, "Switcher target");
+    const targetPayment = await sale(target.secret, 3300);
+    const client = await signedIn(server, m.admin);
+    const overview = await (await client.get("/dashboard")).text();
+    expect(overview).toContain('<label for="merchant-switch">Merchant<select id="merchant-switch" name="merchant_id">');
+    expect(overview).toContain(`<option value="${target.merchant.id}">${target.merchant.short_id} · Switcher target</option>`);
+
+    const switched = await switchTo(client, target.merchant.short_id, "/dashboard/accounts");
+    expect(switched.status).toBe(303);
+    expect(switched.headers.get("location")).toBe("/dashboard/accounts");
+    expect(await chosenOf(client)).toContain(target.merchant.id);
+    const accounts = await (await client.get("/dashboard/accounts")).text();
+    expect(accounts).toContain(target.accountShortId);
+    expect(accounts).not.toContain(m.accountShortId);
+    expect(accounts).toContain(`<option value="${target.merchant.id}" selected>`);
+    expect(accounts).toContain("Routing is set with each merchant's own key");
+
+    const added = await client.post("/dashboard/accounts", {
+      csrf: hiddenField(accounts, "csrf"),
+      idempotency_key: hiddenField(accounts, "idempotency_key", 'action="/dashboard/accounts"'),
+      connector_id: "mock",
+      mode: "test",
+      key_kind: "api_key",
+      label: "added for the target",
+      credential_ref: "env://DASHBOARD_TEST_TARGET",
+    });
+    expect(added.status).toBe(200);
+    const theirs = (await (await server.request(`/admin/merchants/${target.merchant.id}/connector-accounts`, { headers: auth(m.admin) })).json()).data;
+    expect(theirs.map((a: { label: string }) => a.label)).toContain("added for the target");
+
+    // No admin route reads another merchant's payments: the page says it shows the key's own.
+    const payments = await (await client.get("/dashboard/payments")).text();
+    expect(payments).toContain("This page shows the admin key's own merchant");
+    expect(payments).not.toContain(targetPayment);
+
+    const keys = await (await client.get("/dashboard/keys")).text();
+    const created = await client.post("/dashboard/keys/chosen", { csrf: hiddenField(keys, "csrf"), idempotency_key: hiddenField(keys, "idempotency_key", 'action="/dashboard/keys/chosen"'), name: "minted by an admin", type: "secret" });
+    expect(created.status).toBe(200);
+    const plaintext = /<code id="secret-value">(sk_test_\w+)<\/code>/.exec(await created.text())?.[1] as string;
+    const seen = (await (await server.request("/v1/payments", { headers: auth(plaintext) })).json()).data.map((p: { id: string }) => p.id);
+    expect(seen).toContain(targetPayment);
+
+    expect((await switchTo(client, "mrc_nosuchmerchant", "/dashboard")).status).toBe(404);
+    expect((await switchTo(client, m.merchant.id, "https://elsewhere.example/")).headers.get("location")).toBe("/dashboard");
+    expect(await (await client.get("/dashboard/accounts")).text()).toContain(m.accountShortId);
+  });
+
+  it("shows a merchant session no switcher, and a forged choice changes nothing", async () => {
+    const m = await seedSandboxMerchant(server, "Switcher merchant");
+    const client = await signedIn(server, m.secret);
+    const page = await (await client.get("/dashboard")).text();
+    expect(page).not.toContain("merchant-switch");
+    const forged = await client.post("/dashboard/merchant", { csrf: hiddenField(page, "csrf"), merchant_id: other.merchant.id, back: "/dashboard/accounts" });
+    expect(forged.status).toBe(403);
+    const sessions = server.app.db.selectFrom("dashboard_sessions").innerJoin("api_keys", "api_keys.id", "dashboard_sessions.api_key_id").where("api_keys.merchant_id", "=", m.merchant.id);
+    expect((await sessions.select("chosen_merchant_id").execute()).map((r) => r.chosen_merchant_id)).toEqual([null]);
+    // Even a choice written into the row is ignored for a key without the admin scope.
+    await server.app.db.updateTable("dashboard_sessions").set({ chosen_merchant_id: other.merchant.id }).execute();
+    const accounts = await (await client.get("/dashboard/accounts")).text();
+    expect(accounts).not.toContain(other.accountShortId);
+    expect(accounts).toContain("managed with an admin key");
+    const keys = await (await client.get("/dashboard/keys")).text();
+    const minted = await client.post("/dashboard/keys/chosen", { csrf: hiddenField(keys, "csrf"), idempotency_key: "dash_forged_1", name: "forged", type: "secret" });
+    expect(minted.status).toBe(403);
+    await server.app.db.updateTable("dashboard_sessions").set({ chosen_merchant_id: null }).execute();
+  });
+});

@@ -1,4 +1,5 @@
 import type { ApiKey } from "../../keys/api-key";
+import type { Merchant } from "../../merchants/merchants";
 import { html, type Html } from "../html";
 import { badge, BASE, csrfField, idempotencyField, time } from "../layout";
 import type { DashboardSession } from "../session";
@@ -20,4 +21,12 @@ export function keysPage(session: DashboardSession, keys: readonly ApiKey[], sec
     : "";
   return html`${secret ?? ""}<div class="table-wrap"><table class="stack"><thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Type</th><th scope="col">Scopes</th><th scope="col">Status</th><th scope="col">Last used (UTC)</th><th scope="col">Actions</th></tr></thead>
 <tbody>${rows.length === 0 ? html`<tr><td colspan="7" class="muted">No keys this session may manage.</td></tr>` : rows}</tbody></table></div>${create}`;
+}
+
+/** An admin session's form for a key of the merchant it chose: the admin API creates one, it lists none. */
+export function chosenMerchantKeyForm(session: DashboardSession, merchant: Merchant): Html {
+  return html`<h2>Create a key for ${merchant.short_id} (${merchant.name})</h2><form method="post" action="${BASE}/keys/chosen" class="card filters">${csrfField(session)}${idempotencyField()}
+<label for="c-name">Name<input id="c-name" name="name" required maxlength="100"></label>
+<label for="c-type">Type<select id="c-type" name="type"><option value="secret">secret</option><option value="publishable">publishable</option></select></label>
+<div class="actions"><button type="submit">Create key for ${merchant.short_id}</button></div></form>`;
 }
