@@ -48,14 +48,23 @@ const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
  * cross-site write (a form or a text/plain fetch would otherwise go through).
  */
 export function devRequestRefusal(method: string, headers: Headers): ApiError | undefined {
-  if (!LOOPBACK_HOST_HEADER.test(headers.get("host") ?? "")) {
-    return new ApiError(403, "host_not_allowed", "Development mode only answers requests addressed to localhost, 127.0.0.1 or [::1] (the Host header).");
-  }
+  const hostRefusal = devHostRefusal(headers);
+  if (hostRefusal) return hostRefusal;
   const hasBody = Number(headers.get("content-length") ?? "0") > 0 || headers.has("transfer-encoding");
   if (method !== "GET" && method !== "HEAD" && hasBody && !JSON_MEDIA_TYPE.test(headers.get("content-type") ?? "")) {
     return new ApiError(415, "unsupported_media_type", "Development mode requires Content-Type: application/json on requests with a body.");
   }
   return undefined;
+}
+
+/**
+ * Why dev mode refuses a request's Host, or undefined. Every front door of a dev-mode
+ * server (the API, the dashboard) applies it: after DNS rebinding a page's Origin and
+ * Host agree, so only a loopback Host tells the developer's own requests apart.
+ */
+export function devHostRefusal(headers: Headers): ApiError | undefined {
+  if (LOOPBACK_HOST_HEADER.test(headers.get("host") ?? "")) return undefined;
+  return new ApiError(403, "host_not_allowed", "Development mode only answers requests addressed to localhost, 127.0.0.1 or [::1] (the Host header).");
 }
 
 /** Extra seeding done with the dev merchant (its sandbox connector account). */

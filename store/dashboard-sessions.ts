@@ -22,6 +22,15 @@ export async function deleteSession(db: Db, id: string): Promise<void> {
   await db.deleteFrom("dashboard_sessions").where("id", "=", id).execute();
 }
 
+/**
+ * Ends every session opened with a key and spends its pending sign-in links: a rotated
+ * key's old value must open nothing, and a session is that value's extension.
+ */
+export async function endDashboardAccessOfKey(db: Db, apiKeyId: string): Promise<void> {
+  await db.deleteFrom("dashboard_sessions").where("api_key_id", "=", apiKeyId).execute();
+  await db.deleteFrom("dashboard_sign_in_tokens").where("api_key_id", "=", apiKeyId).execute();
+}
+
 /** Sessions idle since before `idleBefore`: nobody can use them again. */
 export async function deleteIdleSessions(db: Db, idleBefore: number): Promise<void> {
   await db.deleteFrom("dashboard_sessions").where("last_seen_at", "<", idleBefore).execute();

@@ -2,6 +2,7 @@ import { getRouterParams, HTTPResponse, type H3, type H3Event } from "h3";
 import { attemptsOf } from "../../store/webhooks";
 import { findOwnedDelivery, listOwnedDeliveries, type OwnedDeliveryRow } from "../../store/dashboard-queries";
 import type { AppContext } from "../app-context";
+import { devHostRefusal } from "../dev-mode";
 import { ApiError } from "../errors";
 import { readingPayments } from "../events/routes";
 import { clientAddress } from "../http/client-address";
@@ -124,6 +125,10 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
       let result: Answer;
       let merchant: string | undefined;
       try {
+        if (app.config.devMode) {
+          const refusal = devHostRefusal(event.req.headers);
+          if (refusal) throw refusal;
+        }
         const post = event.req.method === "POST";
         if (post && !sameOrigin(event, schemeOf(event))) throw new ApiError(403, "csrf_rejected", "This form was sent from another site.");
         const form = post ? await readForm(event) : new URLSearchParams();

@@ -1,4 +1,5 @@
 import { findApiKey, insertApiKey, listApiKeys, updateActiveApiKey } from "../../store/api-keys";
+import { endDashboardAccessOfKey } from "../../store/dashboard-sessions";
 import type { Db } from "../../store/database";
 import type { ApiKeyRow } from "../../store/schema";
 import type { Mode } from "../connectors/connector";
@@ -123,6 +124,7 @@ export async function rotateApiKey(db: Db, merchantId: string, id: string, calle
   const plaintext = generateKey(row.type, row.mode);
   const update = { key_hash: hashKey(plaintext), last4: plaintext.slice(-4) };
   if (!(await updateActiveApiKey(db, id, update))) throw keyRevoked(id);
+  await endDashboardAccessOfKey(db, id);
   await recordAudit(db, by, keyEntry("api_key.rotated", row));
   return toApiKey({ ...row, ...update }, plaintext);
 }
@@ -135,6 +137,7 @@ export async function revokeApiKey(db: Db, merchantId: string, id: string, calle
   if (row.status === "revoked") return toApiKey(row);
   const revokedAt = isoNow();
   await updateActiveApiKey(db, id, { status: "revoked", revoked_at: revokedAt });
+  await endDashboardAccessOfKey(db, id);
   await recordAudit(db, by, keyEntry("api_key.revoked", row));
   return toApiKey({ ...row, status: "revoked", revoked_at: revokedAt });
 }

@@ -105,6 +105,17 @@ describe("sign-in and the session", () => {
     expect((await client.get("/dashboard/payments")).status).toBe(303);
   });
 
+  it("ends every session and pending sign-in link of a key once the key is rotated", async () => {
+    const m = await seedSandboxMerchant(server, "Rotated");
+    const client = await signedIn(server, m.secret);
+    const link = await issueSignInToken(server.app, m.secretId);
+    expect((await client.get("/dashboard/payments")).status).toBe(200);
+    const rotate = await server.request(`/v1/api-keys/${m.secretId}/rotate`, { method: "POST", headers: { ...auth(m.admin), "idempotency-key": `rotate-${m.secretId}` } });
+    expect(rotate.status).toBe(200);
+    expect((await client.get("/dashboard/payments")).status).toBe(303);
+    expect((await dashboardClient(server).get(`/dashboard/sign-in/link?token=${link}`)).status).toBe(401);
+  });
+
   it("signs in once with a one-time link, whose token is not the key", async () => {
     const token = await issueSignInToken(server.app, shop.secretId);
     expect(token).not.toContain(shop.secret);

@@ -49,6 +49,27 @@ describe("development mode requests", () => {
     }
   });
 
+  it("serves the dashboard only to loopback Host values too, so a rebound page cannot sign in", async () => {
+    const form = (host: string) =>
+      new Promise<{ status: number; cookie: string | undefined }>((resolve, reject) => {
+        const body = "api_key=anything";
+        const origin = `http://${host}`;
+        const headers = { host, origin, "content-type": "application/x-www-form-urlencoded", "content-length": String(body.length) };
+        const req = http.request({ host: "127.0.0.1", port, method: "POST", path: "/dashboard/sign-in", headers }, (res) => {
+          res.resume();
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, cookie: res.headers["set-cookie"]?.[0] }));
+        });
+        req.on("error", reject);
+        req.end(body);
+      });
+    const rebound = await form(`attacker.example:${port}`);
+    expect(rebound.status).toBe(403);
+    expect(rebound.cookie).toBeUndefined();
+    const local = await form(`127.0.0.1:${port}`);
+    expect(local.status).toBe(303);
+    expect(local.cookie).toContain("HttpOnly");
+  });
+
   it("refuses a write whose body is not declared JSON with 415 unsupported_media_type", async () => {
     const host = `127.0.0.1:${port}`;
     const body = JSON.stringify({ name: "from a form" });
