@@ -23,6 +23,18 @@ export interface OwnedDeliveryRow extends WebhookDeliveryRow {
   endpoint_url: string;
 }
 
+/** Deliveries with their event and endpoint, owned through the event: another merchant's or mode's never shows. */
+function ownedDeliveries(db: Db, owner: Owner) {
+  return db
+    .selectFrom("webhook_deliveries as d")
+    .innerJoin("events as ev", "ev.id", "d.event_id")
+    .innerJoin("webhook_endpoints as e", "e.id", "d.endpoint_id")
+    .selectAll("d")
+    .select(["ev.type", "ev.payment_id", "e.url as endpoint_url"])
+    .where("ev.merchant_id", "=", owner.merchantId)
+    .where("ev.mode", "=", owner.mode);
+}
+
 /**
  * The owner's deliveries newest first (`limit + 1` rows for `has_more`), of one status
  * when given. Owned through the event: another merchant's or mode's never shows.
@@ -32,28 +44,14 @@ export async function listOwnedDeliveries(
   owner: Owner,
   options: { status?: WebhookDeliveryRow["status"] | undefined; limit: number; after?: Cursor | undefined },
 ): Promise<OwnedDeliveryRow[]> {
-  let query = db
-    .selectFrom("webhook_deliveries as d")
-    .innerJoin("events as ev", "ev.id", "d.event_id")
-    .innerJoin("webhook_endpoints as e", "e.id", "d.endpoint_id")
-    .selectAll("d")
-    .select(["ev.type", "ev.payment_id", "e.url as endpoint_url"])
-    .where("ev.merchant_id", "=", owner.merchantId)
-    .where("ev.mode", "=", owner.mode);
+  let query = ownedDeliveries(db, owner);
   if (options.status) query = query.where("d.status", "=", options.status);
   if (options.after) query = query.where(olderThan(options.after, "d"));
   return query.orderBy("d.created_at", "desc").orderBy("d.id", "desc").limit(options.limit + 1).execute();
 }
 
 export async function findOwnedDelivery(db: Db, owner: Owner, id: string): Promise<OwnedDeliveryRow | undefined> {
-  return db
-    .selectFrom("webhook_deliveries as d")
-    .innerJoin("events as ev", "ev.id", "d.event_id")
-    .innerJoin("webhook_endpoints as e", "e.id", "d.endpoint_id")
-    .selectAll("d")
-    .select(["ev.type", "ev.payment_id", "e.url as endpoint_url"])
-    .where("ev.merchant_id", "=", owner.merchantId)
-    .where("ev.mode", "=", owner.mode)
+  return ownedDeliveries(db, owner)
     .where("d.id", "=", id)
     .executeTakeFirst();
 }
