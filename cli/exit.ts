@@ -1,7 +1,7 @@
 import { ConfigError } from "../server/config";
 import { ApiError } from "../server/errors";
 import { StoreError } from "../store/database";
-import { DatabaseUnavailableError, isLockTimeout } from "../store/db-errors";
+import { DatabaseUnavailableError, isLockTimeout, postgresConnectionProblem } from "../store/db-errors";
 import { WrongMasterKeyError } from "../server/secrets/cipher";
 
 /** Exit codes of every command (CONTRACT §9). */
@@ -25,6 +25,12 @@ export function fail(error: unknown): void {
   }
   if (isLockTimeout(error)) {
     process.stderr.write("paygate: the database stayed locked by another process (a server or another command) for longer than PAYGATE_BUSY_TIMEOUT (default 5s); try again\n");
+    process.exitCode = EXIT_FAILED;
+    return;
+  }
+  const unusable = postgresConnectionProblem(error);
+  if (unusable) {
+    process.stderr.write(`paygate: ${unusable}\n`);
     process.exitCode = EXIT_FAILED;
     return;
   }

@@ -168,6 +168,20 @@ function parseTls(flags: ConfigFlags, env: NodeJS.ProcessEnv): Config["tls"] {
   return cert && key ? { cert, key } : undefined;
 }
 
+/**
+ * Where the data lives, as an operator message names it: the data dir on SQLite; on
+ * PostgreSQL the database and its host from the URL, never its user or password.
+ */
+export function storeName(config: Pick<Config, "dataDir" | "databaseUrl">): string {
+  if (!config.databaseUrl) return config.dataDir;
+  try {
+    const url = new URL(config.databaseUrl);
+    return `the PostgreSQL database ${decodeURIComponent(url.pathname.slice(1)) || "(default)"} on ${url.host || "localhost"}`;
+  } catch {
+    return "the PostgreSQL database of PAYGATE_DATABASE_URL";
+  }
+}
+
 export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): Config {
   const logLevel = (flags.logLevel ?? env.PAYGATE_LOG_LEVEL ?? "info") as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {

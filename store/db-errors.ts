@@ -107,3 +107,36 @@ export function isConnectionLoss(error: unknown): boolean {
 export function isDatabaseUnavailable(error: unknown): boolean {
   return error instanceof DatabaseUnavailableError || isLockTimeout(error) || isWriteConflict(error);
 }
+
+/** Socket failures reaching PostgreSQL, in the operator's words. */
+const UNREACHABLE_REASONS: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ENOTFOUND: "host not found",
+  EAI_AGAIN: "host not found",
+  ETIMEDOUT: "timed out",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+};
+
+/** SQLSTATEs PostgreSQL answers a connection attempt with when the URL names no usable database or login. */
+const CONNECTION_REFUSALS = new Set(["3D000", "28000", "28P01"]);
+
+/**
+ * One line for an operator when PostgreSQL could not be used at all: unreachable (with
+ * the address the driver tried), or the server refused the database or the login. The
+ * server's message for those refusals names only the database or role, no secret.
+ * Undefined for anything else.
+ */
+export function postgresConnectionProblem(error: unknown): string | undefined {
+  if (error instanceof DatabaseUnavailableError) {
+    const { code, address, port } = (error.cause ?? {}) as { code?: unknown; address?: unknown; port?: unknown };
+    const where = typeof address === "string" ? ` at ${address}${typeof port === "number" ? `:${port}` : ""}` : "";
+    const reason = (typeof code === "string" && UNREACHABLE_REASONS[code]) || "no connection could be made or kept";
+    return `cannot reach the PostgreSQL database${where} (PAYGATE_DATABASE_URL): ${reason}`;
+  }
+  const { code, message } = (typeof error === "object" && error !== null ? error : {}) as DriverError;
+  if (typeof code === "string" && CONNECTION_REFUSALS.has(code) && typeof message === "string") {
+    return `PostgreSQL refused the connection (PAYGATE_DATABASE_URL): ${message}`;
+  }
+  return undefined;
+}

@@ -7,6 +7,7 @@ import { ApiError } from "../errors";
 import { readingPayments } from "../events/routes";
 import { clientAddress } from "../http/client-address";
 import { asApiError, logRequest } from "../http/pipeline";
+import { refuseNul } from "../http/refuse-nul";
 import { requestIdFor } from "../http/request-id";
 import type { Route } from "../http/route";
 import { requireScope } from "../keys/authenticator";
@@ -132,9 +133,10 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
         const post = event.req.method === "POST";
         if (post && !sameOrigin(event, schemeOf(event))) throw new ApiError(403, "csrf_rejected", "This form was sent from another site.");
         const form = post ? await readForm(event) : new URLSearchParams();
+        const params = (getRouterParams(event, { decode: true }) ?? {}) as Record<string, string>;
+        refuseNul({ params, query: event.url.searchParams, form });
         const session = await loadSession(app, cookieOf(event));
         merchant = session?.actor.merchantShortId;
-        const params = (getRouterParams(event, { decode: true }) ?? {}) as Record<string, string>;
         result = await handler({ event, requestId, params, form, session, fragment: event.req.headers.get("x-dashboard-fragment") === "1" });
       } catch (error) {
         const apiError = asApiError(app, error, requestId);

@@ -12,6 +12,7 @@ import { clientAddress } from "./client-address";
 import { beginIdempotent, fingerprint, idempotencyKeyFrom, scopePath, type IdempotencySession } from "./idempotency";
 import { readJsonObject } from "./json-body";
 import { enforceRateLimit } from "./rate-limit";
+import { refuseNul } from "./refuse-nul";
 import { requestIdFor } from "./request-id";
 import type { Reply, Route } from "./route";
 import { parse } from "./validate";
@@ -116,7 +117,7 @@ export function isIdempotent(route: Route): boolean {
 
 /**
  * Runs one request through everything a route declared, in this order: request id,
- * authentication and scope, rate limit, body, then `runAs` (idempotency, body schema,
+ * authentication and scope, rate limit, body, the refusal of NUL in any text (refuse-nul.ts), then `runAs` (idempotency, body schema,
  * handler, rendering), log. Every answer, error or not, leaves through here.
  */
 export async function runRoute(app: AppContext, route: Route, event: H3Event, params: Record<string, string>): Promise<HTTPResponse> {
@@ -136,6 +137,7 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
       enforceRateLimit(app, actor);
     }
     const { body } = takesBody(route) ? await readJsonObject(event.req as Request) : { body: {} };
+    refuseNul({ params, query: event.url.searchParams, body });
     answer = await runAs(app, route, actor, { requestId, params, query: event.url.searchParams, body, headers });
   } catch (error) {
     answer = { reply: render(asApiError(app, error, requestId), requestId), requestId };

@@ -42,6 +42,8 @@ function errorCodes(route: Route): Record<number, string[]> {
   add(codes, 403, "host_not_allowed");
   add(codes, 500, "api_error");
   add(codes, 503, "master_key_mismatch", "service_unavailable");
+  // Any route: a NUL in a path parameter or query value (http/refuse-nul.ts).
+  add(codes, 400, "parameter_invalid");
   if (route.scope) {
     add(codes, 401, "authentication_required", "invalid_api_key");
     add(codes, 403, "insufficient_permissions");

@@ -4,7 +4,9 @@ import type { ConnectorId } from "../connectors/connector";
 import { normalizeCurrency } from "./currency";
 
 /** 1..99,999,999 minor units (CONTRACT §1). */
-export const amount = z.number().int().min(1).max(99_999_999);
+/** The largest amount paygate accepts (minor units); the store's amount columns hold it on both engines. */
+export const MAX_AMOUNT = 99_999_999;
+export const amount = z.number().int().min(1).max(MAX_AMOUNT);
 
 export const currency = z
   .string()

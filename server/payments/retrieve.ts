@@ -6,6 +6,7 @@ import { parse } from "../http/validate";
 import type { Actor } from "../keys/actor";
 import { toPage, type ListPage, type ListParams } from "../pagination";
 import { PAYMENT_STATUSES, toPayment, type Payment } from "./payment";
+import { MAX_AMOUNT } from "./payment-input";
 
 export const paymentNotFound = (id: string, param: string) =>
   new ApiError(404, "payment_intent_not_found", `No such payment: ${id}.`, { param });
@@ -23,8 +24,8 @@ export const listFilter = z.object({
   created_gte: isoTime.optional(),
   created_lte: isoTime.optional(),
   last4: z.string().regex(/^\d{4}$/, { error: "last4 must be 4 digits." }).optional(),
-  amount_gte: z.coerce.number().int().min(0).optional(),
-  amount_lte: z.coerce.number().int().min(0).optional(),
+  amount_gte: z.coerce.number().int().min(0).max(MAX_AMOUNT).optional(),
+  amount_lte: z.coerce.number().int().min(0).max(MAX_AMOUNT).optional(),
   connector_account: z.string().min(1).optional().meta({ description: "The connector account's short id (`ca_…`)." }),
 });
 

@@ -1,7 +1,7 @@
 import { sampleCiphertexts } from "../../store/ciphertexts";
 import type { Db } from "../../store/database";
 import { getSetting, insertSettingIfAbsent } from "../../store/settings";
-import { ConfigError, type Config } from "../config";
+import { ConfigError, storeName, type Config } from "../config";
 import { WrongMasterKeyError, type Cipher } from "./cipher";
 import { masterKeySetting } from "./master-key";
 
@@ -15,9 +15,9 @@ const CANARY_TEXT = "paygate master key canary";
  * `settings` on first open. A store from before the canary gets one, unless what it
  * already holds was encrypted with another key.
  */
-export async function checkMasterKey(db: Db, cipher: Cipher, config: Pick<Config, "masterKey" | "dataDir">): Promise<void> {
+export async function checkMasterKey(db: Db, cipher: Cipher, config: Pick<Config, "masterKey" | "dataDir" | "databaseUrl">): Promise<void> {
   const wrongKey = () =>
-    new ConfigError(masterKeySetting(config), `it is not the master key the data in ${config.dataDir} was encrypted with; start with that key (restore it from your backup)`);
+    new ConfigError(masterKeySetting(config), `it is not the master key the data in ${storeName(config)} was encrypted with; start with that key (restore it from your backup)`);
   let canary = await getSetting(db, CANARY_SETTING);
   if (canary === undefined) {
     if ((await sampleCiphertexts(db)).some((sealed) => !cipher.sealedWithThisKey(sealed))) throw wrongKey();

@@ -63,10 +63,10 @@ describe.skipIf(TEST_ENGINE !== "postgres")("the CLI on a PostgreSQL database UR
     expect(await tablesIn(url)).toBe(0);
   });
 
-  it("says in one line that the database is unavailable when nothing answers at the URL", async () => {
+  it("says in one line that it cannot reach the database when nothing answers at the URL", async () => {
     const url = new URL(inject("postgresAdminUrl"));
     url.port = "1";
-    expectOneLine(await cli(["merchants", "list"], url.toString()), "the database is unavailable");
+    expectOneLine(await cli(["merchants", "list"], url.toString()), "cannot reach the PostgreSQL database at 127.0.0.1:1 (PAYGATE_DATABASE_URL): connection refused");
   });
 
   it("migrates, creates a merchant and a key the server accepts, lists accounts, replays a webhook and shows the status", async () => {
@@ -122,7 +122,7 @@ describe.skipIf(TEST_ENGINE !== "postgres")("the CLI on a PostgreSQL database UR
     expect(await tablesIn(url)).toBe(0);
     const unreachable = new URL(url);
     unreachable.port = "1";
-    expectOneLine(await cli(["self-check"], unreachable.toString()), "the database is unavailable");
+    expectOneLine(await cli(["self-check"], unreachable.toString()), "cannot reach the PostgreSQL database");
   });
 
   it("refuses master-key rotate in one line: every instance would have to stop first", async () => {

@@ -180,6 +180,12 @@ describe("pages", () => {
     expect(await api("amount_gte=1234&amount_lte=1234")).toEqual([declined]);
     expect(await api(`connector_account=${shop.accountShortId}`)).toContain(paymentId);
     expect(await api("connector_account=ca_nosuchthing")).toEqual([]);
+    // Beyond the largest amount (and PostgreSQL's integer column): a 400, never a 500.
+    for (const query of ["amount_gte=3000000000", "amount_lte=100000000"]) {
+      const res = await server.request(`/v1/payments?${query}`, { headers: auth(shop.secret) });
+      expect(res.status, query).toBe(400);
+      expect((await res.json()).error, query).toMatchObject({ type: "invalid_request_error" });
+    }
   });
 
   it("pages the list with a keyset cursor", async () => {
