@@ -103,9 +103,13 @@ async function claim(
   }
 }
 
+/** Keeps the claim for the same request's retry alone: the processor may have moved the money. */
+const holdInDoubt = (app: AppContext, request: Pick<FollowOnRequest, "paymentId" | "reference">) =>
+  app.writes.run((trx) => holdClaimInDoubt(trx, request.paymentId, request.reference, Date.now() + IN_DOUBT_HOLD_MS));
+
 /** Asks the processor; anything but an answer (a timeout, a throw) leaves the claim in doubt. */
 async function call(app: AppContext, operation: FollowOn, prepared: PreparedCall, request: FollowOnRequest): Promise<ConnectorResult> {
-  const inDoubt = () => app.writes.run((trx) => holdClaimInDoubt(trx, request.paymentId, request.reference, Date.now() + IN_DOUBT_HOLD_MS));
+  const inDoubt = () => holdInDoubt(app, request);
   let result: ConnectorResult;
   try {
     result = await prepared.connector[operation](request, prepared.context);
@@ -116,6 +120,21 @@ async function call(app: AppContext, operation: FollowOn, prepared: PreparedCall
   if (result.outcome === "timeout") await inDoubt();
   else if (result.outcome !== "approved") await app.writes.run((trx) => releaseClaim(trx, request.paymentId, request.reference));
   return result;
+}
+
+/**
+ * Commits what an approved call did. The processor has moved the money: if the commit
+ * fails (the database lost, a constraint), the claim is held in doubt so that no other
+ * request can move the same money again; the same request's retry re-asks the processor
+ * with the same reference and records the answer.
+ */
+async function recordApproved<T>(app: AppContext, request: Pick<FollowOnRequest, "paymentId" | "reference">, commit: () => Promise<T>): Promise<T> {
+  try {
+    return await commit();
+  } catch (error) {
+    await holdInDoubt(app, request).catch((holdError: unknown) => app.log.error({ err: holdError, payment_id: request.paymentId }, "could not hold an approved follow-on's claim in doubt"));
+    throw error;
+  }
 }
 
 /**
@@ -149,7 +168,7 @@ export async function followOn(app: AppContext, actor: Actor, operation: FollowO
   const rule = FOLLOW_ONS[operation];
   const now = isoNow();
   const status = rule.to(amount, operation === "refund" ? row.amount_captured : amount, row.amount_refunded);
-  const updated = await ctx.unit.commit(async (trx) => {
+  const updated = await recordApproved(app, { paymentId: payment.id, reference }, () => ctx.unit.commit(async (trx) => {
     const settled = await settleClaim(trx, payment.id, reference, {
       status,
       updatedAt: now,
@@ -167,7 +186,7 @@ export async function followOn(app: AppContext, actor: Actor, operation: FollowO
     const after = await getPayment(trx, actor, payment.id, "payment_id");
     await recordEvents(app, trx, [{ merchantId: actor.merchantId, mode: actor.mode, type: rule.event, paymentId: payment.id, data: { ...after } }]);
     return after;
-  });
+  }));
   app.metrics.payment(updated.connector_id, actor.mode, updated.status);
   app.webhooks.kick();
   return updated;
