@@ -1,3 +1,5 @@
+import { sql, type Insertable } from "kysely";
+import { compiled } from "./compiled-query";
 import type { Db } from "./database";
 import type { EventRow, EventsTable } from "./schema";
 import { olderThan } from "./keyset";
@@ -40,8 +42,18 @@ export async function listEvents(db: Db, owner: Owner, limit: number, options: {
   return query.execute();
 }
 
+// A literal LIMIT: SQLite plans `LIMIT ?` into a statement about four times slower here.
+const lastEventQuery = compiled((db, paymentId: string) =>
+  db.selectFrom("events").select("id").where("payment_id", "=", paymentId).orderBy("id", "desc").limit(sql.lit(1)),
+);
+
 /** The id of the payment's newest event, read in the writer's transaction. */
 export async function lastEventIdOfPayment(db: Db, paymentId: string): Promise<string | undefined> {
-  const row = await db.selectFrom("events").select("id").where("payment_id", "=", paymentId).orderBy("id", "desc").limit(1).executeTakeFirst();
-  return row?.id;
+  return (await lastEventQuery(db, paymentId)).rows[0]?.id;
+}
+
+const insertEventsQuery = compiled((db, rows: Insertable<EventsTable>[]) => db.insertInto("events").values(rows));
+
+export async function insertEvents(db: Db, rows: Insertable<EventsTable>[]): Promise<void> {
+  await insertEventsQuery(db, rows);
 }

@@ -1,3 +1,4 @@
+import { compiled } from "./compiled-query";
 import type { Db } from "./database";
 import type { IdempotencyKeysTable } from "./schema";
 
@@ -32,6 +33,8 @@ function rowKey(scope: IdempotencyScope) {
   return { api_key_id: scope.apiKeyId, method: scope.method, path: scope.path, key: scope.key };
 }
 
+const claimFreshQuery = compiled((db, fresh: IdempotencyKeysTable) => db.insertInto("idempotency_keys").values(fresh).onConflict((oc) => oc.doNothing()));
+
 /**
  * Takes the lock row for a request, or says why not. Every step is one statement
  * guarded by what was read (compare-and-set on `locked_at`), so two processes on one
@@ -59,8 +62,8 @@ export async function claimIdempotencyKey(
     created_at: now,
     expires_at: now + ttlMs,
   };
-  const inserted = await db.insertInto("idempotency_keys").values(fresh).onConflict((oc) => oc.doNothing()).executeTakeFirst();
-  if (inserted.numInsertedOrUpdatedRows && inserted.numInsertedOrUpdatedRows > 0n) return { kind: "acquired", lockedAt: now };
+  const inserted = await claimFreshQuery(db, fresh);
+  if (inserted.numAffectedRows !== undefined && inserted.numAffectedRows > 0n) return { kind: "acquired", lockedAt: now };
 
   const existing = await db.selectFrom("idempotency_keys").selectAll().where((eb) => eb.and(rowKey(scope))).executeTakeFirst();
   if (!existing) return claimIdempotencyKey(db, scope, fingerprint, now, ttlMs, lockTimeoutMs);
@@ -110,21 +113,19 @@ export async function refreshIdempotencyLock(db: Db, scope: IdempotencyScope, lo
   return result.numUpdatedRows > 0n;
 }
 
+const completeQuery = compiled((db, key: ReturnType<typeof rowKey>, lockedAt: number, status: number, headers: string, body: string) =>
+  db
+    .updateTable("idempotency_keys")
+    .set({ state: "done", response_status: status, response_headers: headers, response_body: body })
+    .where((eb) => eb.and(key))
+    .where("state", "=", "in_flight")
+    .where("locked_at", "=", lockedAt),
+);
+
 /** Stores the answer on the lock this request holds; false if the lock was lost. */
 export async function completeIdempotencyKey(db: Db, scope: IdempotencyScope, lockedAt: number, response: StoredResponse): Promise<boolean> {
-  const result = await db
-    .updateTable("idempotency_keys")
-    .set({
-      state: "done",
-      response_status: response.status,
-      response_headers: JSON.stringify(response.headers),
-      response_body: response.body,
-    })
-    .where((eb) => eb.and(rowKey(scope)))
-    .where("state", "=", "in_flight")
-    .where("locked_at", "=", lockedAt)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  const result = await completeQuery(db, rowKey(scope), lockedAt, response.status, JSON.stringify(response.headers), response.body);
+  return (result.numAffectedRows ?? 0n) > 0n;
 }
 
 /** Frees the key for a retry (the answer was not one to keep). */

@@ -1,28 +1,38 @@
 import { sql } from "kysely";
+import { compiled } from "./compiled-query";
 import type { Db, Trx } from "./database";
 import type { PaymentRow, RefundRow } from "./schema";
 import { olderThan, type Cursor } from "./keyset";
 
+const insertPaymentQuery = compiled((db, row: PaymentRow) => db.insertInto("payments").values(row));
+
 export async function insertPayment(db: Db, row: PaymentRow): Promise<void> {
-  await db.insertInto("payments").values(row).execute();
+  await insertPaymentQuery(db, row);
 }
 
-/** A payment of this merchant and mode, with its account's short id. */
-export async function findPayment(db: Db, merchantId: string, mode: string, id: string): Promise<(PaymentRow & { account_short_id: string }) | undefined> {
-  return db
+const findPaymentQuery = compiled((db, merchantId: string, mode: PaymentRow["mode"], id: string) =>
+  db
     .selectFrom("payments")
     .innerJoin("connector_accounts", "connector_accounts.id", "payments.connector_account_id")
     .selectAll("payments")
     .select("connector_accounts.short_id as account_short_id")
     .where("payments.id", "=", id)
     .where("payments.merchant_id", "=", merchantId)
-    .where("payments.mode", "=", mode as PaymentRow["mode"])
-    .executeTakeFirst();
+    .where("payments.mode", "=", mode),
+);
+
+/** A payment of this merchant and mode, with its account's short id. */
+export async function findPayment(db: Db, merchantId: string, mode: string, id: string): Promise<(PaymentRow & { account_short_id: string }) | undefined> {
+  return (await findPaymentQuery(db, merchantId, mode as PaymentRow["mode"], id)).rows[0];
 }
+
+const refundsQuery = compiled((db, paymentIds: readonly string[]) =>
+  db.selectFrom("refunds").selectAll().where("payment_id", "in", paymentIds).orderBy("created_at").orderBy("id"),
+);
 
 export async function refundsOf(db: Db, paymentIds: readonly string[]): Promise<RefundRow[]> {
   if (paymentIds.length === 0) return [];
-  return db.selectFrom("refunds").selectAll().where("payment_id", "in", paymentIds).orderBy("created_at").orderBy("id").execute();
+  return (await refundsQuery(db, paymentIds)).rows;
 }
 
 export interface PaymentFilter {
@@ -126,8 +136,10 @@ export async function holdClaimInDoubt(trx: Trx, id: string, request: string, un
 const NO_CLAIM = { pending_operation: null, pending_amount: null, pending_request: null, pending_until: null, pending_in_doubt: 0 } as const;
 
 /** Whether a payment with this id exists, in any merchant or mode (ids derived from a key are global). */
+const paymentExistsQuery = compiled((db, id: string) => db.selectFrom("payments").select("id").where("id", "=", id));
+
 export async function paymentExists(db: Db, id: string): Promise<boolean> {
-  return (await db.selectFrom("payments").select("id").where("id", "=", id).executeTakeFirst()) !== undefined;
+  return (await paymentExistsQuery(db, id)).rows.length > 0;
 }
 
 export async function refundExists(db: Db, id: string): Promise<boolean> {

@@ -1,5 +1,5 @@
 import type { Trx } from "../../store/database";
-import { lastEventIdOfPayment } from "../../store/events";
+import { insertEvents, lastEventIdOfPayment } from "../../store/events";
 import type { SettingsSource } from "../cache/settings-cache";
 import type { Mode } from "../connectors/connector";
 import { newEventId, sortableIdTime } from "../ids";
@@ -11,6 +11,8 @@ export interface EventInput {
   mode: Mode;
   type: EventType;
   paymentId: string | null;
+  /** The payment was inserted in this transaction: it has no earlier event to sort after. */
+  newPayment?: true;
   data: Record<string, unknown>;
 }
 
@@ -28,29 +30,28 @@ export async function recordEvents(app: { settings: SettingsSource }, trx: Trx, 
   for (const input of inputs) {
     let after: string | undefined;
     if (input.paymentId !== null) {
-      after = previous.has(input.paymentId) ? previous.get(input.paymentId) : await lastEventIdOfPayment(trx, input.paymentId);
+      if (previous.has(input.paymentId)) after = previous.get(input.paymentId);
+      else if (!input.newPayment) after = await lastEventIdOfPayment(trx, input.paymentId);
     }
     const id = newEventId(after);
     if (input.paymentId !== null) previous.set(input.paymentId, id);
     events.push({ id, object: "event", type: input.type, created_at: sortableIdTime("evt_", id), test_mode: input.mode === "test", data: input.data });
   }
-  await trx
-    .insertInto("events")
-    .values(
-      inputs.map((input, i) => {
-        const event = events[i] as Event;
-        return {
-          id: event.id,
-          merchant_id: input.merchantId,
-          mode: input.mode,
-          type: event.type,
-          payment_id: input.paymentId,
-          payload: JSON.stringify(event),
-          created_at: event.created_at,
-        };
-      }),
-    )
-    .execute();
+  await insertEvents(
+    trx,
+    inputs.map((input, i) => {
+      const event = events[i] as Event;
+      return {
+        id: event.id,
+        merchant_id: input.merchantId,
+        mode: input.mode,
+        type: event.type,
+        payment_id: input.paymentId,
+        payload: JSON.stringify(event),
+        created_at: event.created_at,
+      };
+    }),
+  );
   await enqueueDeliveries(
     app,
     trx,

@@ -1,3 +1,5 @@
+import type { H3Event } from "h3";
+import type { Readable } from "node:stream";
 import { ApiError } from "../errors";
 
 /** @default 1 MiB (CONTRACT §1) */
@@ -15,28 +17,58 @@ const tooLarge = () =>
   new ApiError(413, "payload_too_large", `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`, { headers: { connection: "close" } });
 
 /**
+ * The body's bytes, read from Node's request stream: a web stream over it (what
+ * `Request.body` gives) cost about 5% of a sale's CPU. Over the limit, reading stops
+ * at once and the rest is never buffered.
+ */
+function readBytes(req: Readable): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+      req.off("close", onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        cleanup();
+        req.pause();
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    const onClose = () => {
+      cleanup();
+      reject(new Error("the client closed the connection before the body was read"));
+    };
+    req.on("data", onData).once("end", onEnd).once("error", onError).once("close", onClose);
+  });
+}
+
+/**
  * Reads the request body as a JSON object. Empty bodies are `{}`; anything over the
  * limit is refused while streaming, without buffering the rest.
  */
-export async function readJsonObject(request: Request): Promise<{ body: Record<string, unknown>; raw: string }> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
+export async function readJsonObject(event: H3Event): Promise<Record<string, unknown>> {
+  const declared = Number(event.req.headers.get("content-length") ?? "0");
   if (declared > MAX_BODY_BYTES) throw tooLarge();
-  if (!request.body) return { body: {}, raw: "" };
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const raw = Buffer.concat(chunks).toString("utf8");
-  if (raw.trim() === "") return { body: {}, raw };
+  const req = event.runtime?.node?.req;
+  if (!req) throw new Error("paygate serves HTTP through Node's http module only");
+  if (req.readableEnded) return {};
+  const raw = (await readBytes(req)).toString("utf8");
+  if (raw.trim() === "") return {};
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -49,7 +81,7 @@ export async function readJsonObject(request: Request): Promise<{ body: Record<s
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new ApiError(400, "parameter_invalid", "The request body must be a JSON object.");
   }
-  return { body: parsed as Record<string, unknown>, raw };
+  return parsed as Record<string, unknown>;
 }
 
 /** Whether any value sits deeper than `max` containers; iterative, so no depth can overflow the stack. */

@@ -136,7 +136,7 @@ export async function runRoute(app: AppContext, route: Route, event: H3Event, pa
       requireScope(actor, route.scope);
       enforceRateLimit(app, actor);
     }
-    const { body } = takesBody(route) ? await readJsonObject(event.req as Request) : { body: {} };
+    const body = takesBody(route) ? await readJsonObject(event) : {};
     refuseNul({ params, query: event.url.searchParams, body });
     answer = await runAs(app, route, actor, { requestId, params, query: event.url.searchParams, body, headers });
   } catch (error) {

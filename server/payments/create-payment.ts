@@ -101,6 +101,7 @@ export async function createPayment(app: AppContext, actor: Actor, input: NewPay
         mode: actor.mode,
         type,
         paymentId,
+        newPayment: true,
         // In an automatic capture the authorization event shows the payment as it was then.
         data: type === "payment.authorized" ? { ...payment, status: "authorized", amount_captured: 0 } : { ...payment },
       })),

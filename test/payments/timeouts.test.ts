@@ -14,7 +14,7 @@ describe("connector timeouts", () => {
   let client: ReturnType<typeof paymentsClient>;
   beforeAll(async () => {
     stripe = await startStripeFake();
-    server = await bootServer({ env: { PAYGATE_STRIPE_BASE_URL: stripe.baseUrl, PAYGATE_CONNECTOR_TIMEOUT: "300ms" } });
+    server = await bootServer({ env: { PAYGATE_STRIPE_BASE_URL: stripe.baseUrl, PAYGATE_CONNECTOR_TIMEOUT: "1s" } });
     live = await seedMerchant(server, "Live shop", "live");
     await putSecret(server.app, "live/stripe", JSON.stringify({ api_key: "sk_live_fake", webhook_secret: "whsec_fake" }), byOperator());
     const created = await server.request(`/admin/merchants/${live.merchant.id}/connector-accounts`, {
