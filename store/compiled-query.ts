@@ -52,7 +52,8 @@ function flatten(value: unknown, leaves: unknown[]): string {
   }
   if (isPlainObject(value)) {
     let shape = "{";
-    for (const key of Object.keys(value)) shape += `${JSON.stringify(key)}:${flatten(value[key], leaves)},`;
+    // Keys are column names: no quoting needed to keep shapes apart.
+    for (const key in value) shape += `${key}:${flatten(value[key], leaves)},`;
     return `${shape}}`;
   }
   leaves.push(value);

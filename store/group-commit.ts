@@ -1,3 +1,4 @@
+import { CompiledQuery } from "kysely";
 import type { Db, Trx, Writes } from "./database";
 import { markSettingsChanged, settingsGeneration } from "./settings-changes";
 
@@ -6,6 +7,12 @@ interface Pending {
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
+
+// Issued on the group's transaction as they are: kysely's savepoint API builds a new
+// transaction object for each, a measurable cost with one savepoint per write.
+const SAVEPOINT = CompiledQuery.raw('savepoint "item"');
+const RELEASE = CompiledQuery.raw('release "item"');
+const ROLLBACK_TO = CompiledQuery.raw('rollback to "item"');
 
 /** Upper bound of one group, so one commit never holds the database for long. */
 const MAX_GROUP = 256;
@@ -54,14 +61,14 @@ export class GroupCommit implements Writes {
       const trx = await this.db.startTransaction().execute();
       try {
         for (const item of group) {
-          const savepoint = await trx.savepoint("item").execute();
+          await trx.executeQuery(SAVEPOINT);
           try {
-            outcomes.push({ ok: true, value: await item.fn(savepoint) });
-            await savepoint.releaseSavepoint("item").execute();
+            outcomes.push({ ok: true, value: await item.fn(trx) });
+            await trx.executeQuery(RELEASE);
           } catch (error) {
             outcomes.push({ ok: false, error });
-            await savepoint.rollbackToSavepoint("item").execute();
-            await savepoint.releaseSavepoint("item").execute();
+            await trx.executeQuery(ROLLBACK_TO);
+            await trx.executeQuery(RELEASE);
           }
         }
         await trx.commit().execute();

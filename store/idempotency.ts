@@ -1,6 +1,6 @@
 import { compiled } from "./compiled-query";
 import type { Db } from "./database";
-import type { IdempotencyKeysTable } from "./schema";
+import type { IdempotencyKeyRow, IdempotencyKeysTable } from "./schema";
 
 /** Everything that scopes an Idempotency-Key (CONTRACT §3). */
 export interface IdempotencyScope {
@@ -31,6 +31,37 @@ export const SCRUBBED_FINGERPRINT = "scrubbed";
 /** The primary key of a scope's row, for `where((eb) => eb.and(rowKey(scope)))`. */
 function rowKey(scope: IdempotencyScope) {
   return { api_key_id: scope.apiKeyId, method: scope.method, path: scope.path, key: scope.key };
+}
+
+const findRecordQuery = compiled((db, key: ReturnType<typeof rowKey>) => db.selectFrom("idempotency_keys").selectAll().where((eb) => eb.and(key)));
+
+async function findRecord(db: Db, scope: IdempotencyScope): Promise<IdempotencyKeyRow | undefined> {
+  return (await findRecordQuery(db, rowKey(scope))).rows[0];
+}
+
+/** What a live record answers by itself: its stored answer, or a mismatch of parameters. */
+function settledBy(record: IdempotencyKeyRow, fingerprint: string, now: number): Extract<Claim, { kind: "replay" | "mismatch" }> | undefined {
+  if (record.expires_at <= now) return undefined;
+  if (record.fingerprint !== fingerprint && record.fingerprint !== SCRUBBED_FINGERPRINT) return { kind: "mismatch" };
+  if (record.state !== "done") return undefined;
+  return {
+    kind: "replay",
+    response: {
+      status: record.response_status ?? 500,
+      headers: JSON.parse(record.response_headers ?? "{}") as Record<string, string>,
+      body: record.response_body ?? "",
+    },
+  };
+}
+
+/**
+ * The answer a key already settled, read without taking the write lock: a record
+ * once done only ever expires, so a replay or a mismatch needs no transaction.
+ * Undefined when the key must be claimed (new, expired, or still in flight).
+ */
+export async function settledClaim(db: Db, scope: IdempotencyScope, fingerprint: string, now: number): Promise<Claim | undefined> {
+  const record = await findRecord(db, scope);
+  return record && settledBy(record, fingerprint, now);
 }
 
 const claimFreshQuery = compiled((db, fresh: IdempotencyKeysTable) => db.insertInto("idempotency_keys").values(fresh).onConflict((oc) => oc.doNothing()));
@@ -65,23 +96,11 @@ export async function claimIdempotencyKey(
   const inserted = await claimFreshQuery(db, fresh);
   if (inserted.numAffectedRows !== undefined && inserted.numAffectedRows > 0n) return { kind: "acquired", lockedAt: now };
 
-  const existing = await db.selectFrom("idempotency_keys").selectAll().where((eb) => eb.and(rowKey(scope))).executeTakeFirst();
+  const existing = await findRecord(db, scope);
   if (!existing) return claimIdempotencyKey(db, scope, fingerprint, now, ttlMs, lockTimeoutMs);
-  const expired = existing.expires_at <= now;
+  const settled = settledBy(existing, fingerprint, now);
+  if (settled) return settled;
   const abandoned = existing.state === "in_flight" && existing.locked_at <= now - lockTimeoutMs;
-  if (!expired) {
-    if (existing.fingerprint !== fingerprint && existing.fingerprint !== SCRUBBED_FINGERPRINT) return { kind: "mismatch" };
-    if (existing.state === "done") {
-      return {
-        kind: "replay",
-        response: {
-          status: existing.response_status ?? 500,
-          headers: JSON.parse(existing.response_headers ?? "{}") as Record<string, string>,
-          body: existing.response_body ?? "",
-        },
-      };
-    }
-  }
   // A request still refreshing its lock is never taken over, however old its record.
   if (existing.state === "in_flight" && !abandoned) return { kind: "in_flight" };
   const taken = await db

@@ -234,6 +234,7 @@ export interface InDoubtReferencesTable {
 
 export type MerchantRow = Selectable<MerchantsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
 export type NewApiKeyRow = Insertable<ApiKeysTable>;
 export type ApiKeyUpdate = Updateable<ApiKeysTable>;
 export type ConnectorAccountRow = Selectable<ConnectorAccountsTable>;

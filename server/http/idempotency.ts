@@ -4,6 +4,7 @@ import {
   completeIdempotencyKey,
   refreshIdempotencyLock,
   releaseIdempotencyKey,
+  settledClaim,
   type IdempotencyScope,
   type StoredResponse,
 } from "../../store/idempotency";
@@ -152,7 +153,10 @@ export class IdempotencySession {
 }
 
 export async function beginIdempotent(app: AppContext, scope: IdempotencyScope, print: string): Promise<Begin> {
-  const claim = await app.writes.run((trx) => claimIdempotencyKey(trx, scope, print, Date.now(), app.config.idempotencyTtlMs, app.config.idempotencyLockTimeoutMs));
+  // A replay or a mismatch is answered from a read, without waiting for a commit.
+  const claim =
+    (await settledClaim(app.db, scope, print, Date.now())) ??
+    (await app.writes.run((trx) => claimIdempotencyKey(trx, scope, print, Date.now(), app.config.idempotencyTtlMs, app.config.idempotencyLockTimeoutMs)));
   switch (claim.kind) {
     case "replay":
       return { replay: claim.response };
