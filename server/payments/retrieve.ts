@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Db } from "../../store/database";
 import { findPayment, listPayments as listPaymentRows, refundsOf } from "../../store/payments";
+import type { PaymentRow } from "../../store/schema";
 import { ApiError, errors } from "../errors";
 import { parse } from "../http/validate";
 import type { Actor } from "../keys/actor";
@@ -11,11 +12,20 @@ import { MAX_AMOUNT } from "./payment-input";
 export const paymentNotFound = (id: string, param: string) =>
   new ApiError(404, "payment_intent_not_found", `No such payment: ${id}.`, { param });
 
+/**
+ * The refunds of these payments. Only a payment with money refunded has any: a refund
+ * row and its amount (at least 1) commit together (follow-on.ts), so most reads need
+ * no query here.
+ */
+function refundsOfRows(db: Db, rows: readonly PaymentRow[]) {
+  return refundsOf(db, rows.filter((row) => row.amount_refunded > 0).map((row) => row.id));
+}
+
 /** The caller's payment in the caller's mode; anything else is 404 (spec: "or belongs to another environment"). */
 export async function getPayment(db: Db, actor: Actor, id: string, param = "id"): Promise<Payment> {
   const row = await findPayment(db, actor.merchantId, actor.mode, id);
   if (!row) throw paymentNotFound(id, param);
-  return toPayment(row, row.account_short_id, await refundsOf(db, [row.id]));
+  return toPayment(row, row.account_short_id, await refundsOfRows(db, [row]));
 }
 
 const isoTime = z.iso.datetime({ offset: true });
@@ -64,6 +74,6 @@ export async function listPayments(db: Db, actor: Actor, params: ListParams, que
     ...(after && { startingAfter: after }),
   });
   const page = rows.slice(0, params.limit);
-  const refunds = await refundsOf(db, page.map((r) => r.id));
+  const refunds = await refundsOfRows(db, page);
   return toPage(rows, params.limit, (row) => toPayment(row, row.account_short_id, refunds.filter((r) => r.payment_id === row.id)));
 }
