@@ -135,9 +135,9 @@ export async function holdClaimInDoubt(trx: Trx, id: string, request: string, un
 
 const NO_CLAIM = { pending_operation: null, pending_amount: null, pending_request: null, pending_until: null, pending_in_doubt: 0 } as const;
 
-/** Whether a payment with this id exists, in any merchant or mode (ids derived from a key are global). */
 const paymentExistsQuery = compiled((db, id: string) => db.selectFrom("payments").select("id").where("id", "=", id));
 
+/** Whether a payment with this id exists, in any merchant or mode (ids derived from a key are global). */
 export async function paymentExists(db: Db, id: string): Promise<boolean> {
   return (await paymentExistsQuery(db, id)).rows.length > 0;
 }
