@@ -18,6 +18,7 @@ const SQLITE_ONLY = [
   "test/security/file-modes.test.ts",
   "test/cli/store-guard.test.ts",
   "test/cli/shared-data-dir.test.ts",
+  "test/keys/revoke-at-once.test.ts",
 ];
 
 function postgresInstalled(): boolean {
