@@ -16,6 +16,9 @@ export const MAX_JSON_DEPTH = 32;
 const tooLarge = () =>
   new ApiError(413, "payload_too_large", `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`, { headers: { connection: "close" } });
 
+// The client went away mid-body: nobody reads this answer, and it is no fault of paygate's.
+const aborted = () => new ApiError(400, "request_aborted", "The connection closed before the whole request body arrived.");
+
 /**
  * The body's bytes, read from Node's request stream: a web stream over it (what
  * `Request.body` gives) cost about 5% of a sale's CPU. Over the limit, reading stops
@@ -45,13 +48,13 @@ function readBytes(req: Readable): Promise<Buffer> {
       cleanup();
       resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
     };
-    const onError = (error: Error) => {
+    const onError = () => {
       cleanup();
-      reject(error);
+      reject(aborted());
     };
     const onClose = () => {
       cleanup();
-      reject(new Error("the client closed the connection before the body was read"));
+      reject(aborted());
     };
     req.on("data", onData).once("end", onEnd).once("error", onError).once("close", onClose);
   });

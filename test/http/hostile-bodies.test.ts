@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allRoutes } from "../../server/server";
 import type { Route } from "../../server/http/route";
@@ -91,4 +92,37 @@ describe("hostile bodies on every write route", () => {
       }
     });
   }
+});
+
+describe("a client that closes the connection mid-body", () => {
+  let server: TestServer;
+  let secret: string;
+  beforeAll(async () => {
+    server = await bootServer();
+    secret = (await seedSandboxMerchant(server, "Aborts")).secret;
+  });
+  afterAll(() => server.stop());
+
+  it("is logged as a 400 request_aborted, not as an unhandled error and a 500", async () => {
+    const { port } = new URL(server.url);
+    const requestId = "aborted-mid-body";
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(Number(port), "127.0.0.1", () => {
+        socket.write(
+          `POST /v1/payments/sale HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${secret}\r\nIdempotency-Key: k1\r\n` +
+            `X-Request-Id: ${requestId}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"amount":`,
+        );
+        setTimeout(() => socket.destroy(), 100);
+      });
+      socket.on("close", () => resolve());
+      socket.on("error", reject);
+    });
+    let line: string | undefined;
+    for (let i = 0; i < 100 && !line; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      line = server.readLog().split("\n").find((l) => l.includes(`"request_id":"${requestId}"`) && l.includes('"msg":"request"'));
+    }
+    expect(line).toContain('"status":400');
+    expect(server.readLog()).not.toContain("unhandled error");
+  });
 });
