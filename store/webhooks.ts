@@ -129,17 +129,16 @@ export async function findDueDeliveries(db: Db, now: number, busyEndpoints: read
  */
 export async function leaseDeliveries(db: Db, ids: readonly string[], now: number, leasedUntil: number): Promise<DueDelivery[]> {
   const won: string[] = [];
+  const due = db
+    .updateTable("webhook_deliveries")
+    .set({ leased_until: leasedUntil })
+    .where("status", "=", "pending")
+    .where("next_attempt_at", "<=", now)
+    .where((eb) => eb.or([eb("leased_until", "is", null), eb("leased_until", "<", now)]));
   // One statement per row: with `id in (…)`, SQLite (no statistics) prefers the due
   // index to the primary key and scans every pending row.
   for (const id of ids) {
-    const result = await db
-      .updateTable("webhook_deliveries")
-      .set({ leased_until: leasedUntil })
-      .where("id", "=", id)
-      .where("status", "=", "pending")
-      .where("next_attempt_at", "<=", now)
-      .where((eb) => eb.or([eb("leased_until", "is", null), eb("leased_until", "<", now)]))
-      .executeTakeFirst();
+    const result = await due.where("id", "=", id).executeTakeFirst();
     if (result.numUpdatedRows === 1n) won.push(id);
   }
   if (won.length === 0) return [];
