@@ -81,7 +81,13 @@ export async function insertDeliveries(db: Db, rows: Insertable<WebhookDeliverie
   if (rows.length > 0) await db.insertInto("webhook_deliveries").values(rows).execute();
 }
 
-/** A due delivery with everything needed to send it. */
+/** A due delivery, as much of it as choosing what to send needs. */
+export interface DueCandidate {
+  id: string;
+  endpoint_id: string;
+}
+
+/** A leased delivery with everything needed to send it. */
 export interface DueDelivery {
   id: string;
   attempts: number;
@@ -98,9 +104,45 @@ export interface DueDelivery {
 /**
  * Pending deliveries whose time has come and that nobody holds a lease on, oldest due
  * first, to endpoints that still receive (enabled, not deleted), skipping `busyEndpoints`.
+ * Only ids: the payloads are read for the deliveries actually leased.
  */
-export async function findDueDeliveries(db: Db, now: number, busyEndpoints: readonly string[], limit: number): Promise<DueDelivery[]> {
+export async function findDueDeliveries(db: Db, now: number, busyEndpoints: readonly string[], limit: number): Promise<DueCandidate[]> {
   let query = db
+    .selectFrom("webhook_deliveries as d")
+    .innerJoin("webhook_endpoints as e", "e.id", "d.endpoint_id")
+    .select(["d.id", "d.endpoint_id"])
+    .where("d.status", "=", "pending")
+    .where("d.next_attempt_at", "<=", now)
+    .where((eb) => eb.or([eb("d.leased_until", "is", null), eb("d.leased_until", "<", now)]))
+    .where("e.status", "=", "enabled")
+    .where("e.deleted_at", "is", null)
+    .orderBy("d.next_attempt_at")
+    .limit(limit);
+  if (busyEndpoints.length > 0) query = query.where("d.endpoint_id", "not in", busyEndpoints);
+  return query.execute();
+}
+
+/**
+ * Takes the lease on those of `ids` that are still due and unleased (compare-and-set),
+ * so that no other sender, in this process or another, sends them until the lease is
+ * released or expires; returns the leased ones with what sending needs.
+ */
+export async function leaseDeliveries(db: Db, ids: readonly string[], now: number, leasedUntil: number): Promise<DueDelivery[]> {
+  const won: string[] = [];
+  const due = db
+    .updateTable("webhook_deliveries")
+    .set({ leased_until: leasedUntil })
+    .where("status", "=", "pending")
+    .where("next_attempt_at", "<=", now)
+    .where((eb) => eb.or([eb("leased_until", "is", null), eb("leased_until", "<", now)]));
+  // One statement per row: with `id in (…)`, SQLite (no statistics) prefers the due
+  // index to the primary key and scans every pending row.
+  for (const id of ids) {
+    const result = await due.where("id", "=", id).executeTakeFirst();
+    if (result.numUpdatedRows === 1n) won.push(id);
+  }
+  if (won.length === 0) return [];
+  return db
     .selectFrom("webhook_deliveries as d")
     .innerJoin("webhook_endpoints as e", "e.id", "d.endpoint_id")
     .innerJoin("events as ev", "ev.id", "d.event_id")
@@ -116,62 +158,73 @@ export async function findDueDeliveries(db: Db, now: number, busyEndpoints: read
       "e.previous_secret_encrypted",
       "e.previous_secret_expires_at",
     ])
-    .where("d.status", "=", "pending")
-    .where("d.next_attempt_at", "<=", now)
-    .where((eb) => eb.or([eb("d.leased_until", "is", null), eb("d.leased_until", "<", now)]))
-    .where("e.status", "=", "enabled")
-    .where("e.deleted_at", "is", null)
-    .orderBy("d.next_attempt_at")
-    .limit(limit);
-  if (busyEndpoints.length > 0) query = query.where("d.endpoint_id", "not in", busyEndpoints);
-  return query.execute();
+    .where("d.id", "in", won)
+    .execute();
 }
 
-/**
- * Takes the lease on a due delivery (compare-and-set), so that no other sender, in
- * this process or another, sends it until the lease is released or expires.
- */
-export async function leaseDelivery(db: Db, id: string, now: number, leasedUntil: number): Promise<boolean> {
-  const result = await db
-    .updateTable("webhook_deliveries")
-    .set({ leased_until: leasedUntil })
-    .where("id", "=", id)
-    .where("status", "=", "pending")
-    .where("next_attempt_at", "<=", now)
-    .where((eb) => eb.or([eb("leased_until", "is", null), eb("leased_until", "<", now)]))
-    .executeTakeFirst();
-  return result.numUpdatedRows === 1n;
+/** One attempt's outcome for a delivery this sender leased. */
+export interface LeasedOutcome {
+  lease: { id: string; leasedUntil: number; attempts: number };
+  attempt: WebhookAttemptRow;
+  /** The delivery's new state; a pending one is due again `retryDelayMs` after it is written. */
+  update: Pick<WebhookDeliveryRow, "status" | "attempts"> & { retryDelayMs: number | null };
 }
 
+/** Rows per statement, well below SQLite's and PostgreSQL's bound on parameters. */
+const CHUNK = 500;
+
 /**
- * Writes an attempt's outcome onto the delivery this sender leased, unless the row
- * changed under the lease (a replay reset `attempts`): then only the lease is given
- * back and the replayed row is sent afresh. Returns whether the outcome was applied.
+ * Records the attempts and writes each outcome onto its delivery, unless the row
+ * changed under the lease (a replay reset `attempts`): then only that lease is given
+ * back and the replayed row is sent afresh. Outcomes that write the same values under
+ * the same lease share one compare-and-set UPDATE, so a batch of deliveries costs a
+ * few statements instead of two each. Returns, per outcome, whether it was applied.
  */
-export async function settleLeasedDelivery(
-  db: Db,
-  lease: { id: string; leasedUntil: number; attempts: number },
-  update: Pick<WebhookDeliveryRow, "status" | "attempts" | "next_attempt_at" | "updated_at">,
-): Promise<boolean> {
-  const result = await db
-    .updateTable("webhook_deliveries")
-    .set({ ...update, leased_until: null })
-    .where("id", "=", lease.id)
-    .where("leased_until", "=", lease.leasedUntil)
-    .where("attempts", "=", lease.attempts)
-    .executeTakeFirst();
-  if (result.numUpdatedRows === 1n) return true;
-  await releaseLease(db, lease.id, lease.leasedUntil);
-  return false;
+export async function settleLeasedDeliveries(db: Db, outcomes: readonly LeasedOutcome[], now: number): Promise<boolean[]> {
+  for (let i = 0; i < outcomes.length; i += CHUNK) {
+    await db
+      .insertInto("webhook_attempts")
+      .values(outcomes.slice(i, i + CHUNK).map((o) => o.attempt))
+      .execute();
+  }
+  const groups = new Map<string, LeasedOutcome[]>();
+  for (const outcome of outcomes) {
+    const { lease, update } = outcome;
+    const key = `${lease.leasedUntil} ${lease.attempts} ${update.status} ${update.attempts} ${update.retryDelayMs}`;
+    const group = groups.get(key);
+    if (group) group.push(outcome);
+    else groups.set(key, [outcome]);
+  }
+  const applied = new Set<string>();
+  const updatedAt = new Date(now).toISOString();
+  for (const group of groups.values()) {
+    const { lease, update } = group[0] as LeasedOutcome;
+    const nextAttemptAt = update.retryDelayMs === null ? null : now + update.retryDelayMs;
+    for (let i = 0; i < group.length; i += CHUNK) {
+      // No index but the primary key serves these conditions, so `id in (…)` is looked up by it.
+      const rows = await db
+        .updateTable("webhook_deliveries")
+        .set({ status: update.status, attempts: update.attempts, next_attempt_at: nextAttemptAt, updated_at: updatedAt, leased_until: null })
+        .where("id", "in", group.slice(i, i + CHUNK).map((o) => o.lease.id))
+        .where("leased_until", "=", lease.leasedUntil)
+        .where("attempts", "=", lease.attempts)
+        .returning("id")
+        .execute();
+      for (const row of rows) applied.add(row.id);
+    }
+  }
+  const results: boolean[] = [];
+  for (const { lease } of outcomes) {
+    const ok = applied.has(lease.id);
+    if (!ok) await releaseLease(db, lease.id, lease.leasedUntil);
+    results.push(ok);
+  }
+  return results;
 }
 
 /** Gives a lease back without an outcome (a send cut short by shutdown). */
 export async function releaseLease(db: Db, id: string, leasedUntil: number): Promise<void> {
   await db.updateTable("webhook_deliveries").set({ leased_until: null }).where("id", "=", id).where("leased_until", "=", leasedUntil).execute();
-}
-
-export async function insertAttempt(db: Db, row: WebhookAttemptRow): Promise<void> {
-  await db.insertInto("webhook_attempts").values(row).execute();
 }
 
 export async function deliveriesOfEvent(db: Db, eventId: string): Promise<WebhookDeliveryRow[]> {

@@ -139,6 +139,19 @@ describe("webhook delivery", () => {
     expect(verifySignature(endpoint.secret, header, hit?.raw ?? "")).toBe(true);
   });
 
+  it("signs with the new secret from the first delivery after a rotation", async () => {
+    const r = await receiver();
+    const endpoint = await createEndpoint(server, m.secret, { url: r.url, event_types: ["payment.voided"] });
+    await emitEvent(server, m.merchant.id, "payment.voided");
+    await r.waitUntil((got) => got.length === 1);
+    const rotated = await (await server.request(`/v1/webhook_endpoints/${endpoint.id}/rotate_secret`, { method: "POST", headers: auth(m.secret), json: {} })).json();
+    await emitEvent(server, m.merchant.id, "payment.voided");
+    const [first, second] = await r.waitUntil((got) => got.length === 2);
+    expect(signatureEntries(first?.headers["x-service-signature"] as string)).toHaveLength(1);
+    const header = second?.headers["x-service-signature"] as string;
+    expect(verifySignature(rotated.secret, header, second?.raw ?? "")).toBe(true);
+  });
+
   it("a receiver that never answers does not hold up another endpoint", async () => {
     const merchant = await seedMerchant(server, "Hang Merchant");
     const stuck = await receiver();
