@@ -10,6 +10,7 @@ const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { versio
  */
 const SQLITE_ONLY = [
   "test/store/group-commit.test.ts",
+  "test/store/sqlite-settings.test.ts",
   "test/store/concurrent-migrate.test.ts",
   "test/store/native-addon-cache.test.ts",
   "test/ops/backup.test.ts",
