@@ -94,7 +94,7 @@ export async function claimIdempotencyKey(
     expires_at: now + ttlMs,
   };
   const inserted = await claimFreshQuery(db, fresh);
-  if (inserted.numAffectedRows !== undefined && inserted.numAffectedRows > 0n) return { kind: "acquired", lockedAt: now };
+  if ((inserted.numAffectedRows ?? 0n) > 0n) return { kind: "acquired", lockedAt: now };
 
   const existing = await findRecord(db, scope);
   if (!existing) return claimIdempotencyKey(db, scope, fingerprint, now, ttlMs, lockTimeoutMs);

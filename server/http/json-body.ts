@@ -31,8 +31,8 @@ function readBytes(req: Readable): Promise<Buffer> {
     const cleanup = () => {
       req.off("data", onData);
       req.off("end", onEnd);
-      req.off("error", onError);
-      req.off("close", onClose);
+      req.off("error", onGone);
+      req.off("close", onGone);
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
@@ -48,15 +48,12 @@ function readBytes(req: Readable): Promise<Buffer> {
       cleanup();
       resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
     };
-    const onError = () => {
+    // An error or a close before the end: either way the client went away mid-body.
+    const onGone = () => {
       cleanup();
       reject(aborted());
     };
-    const onClose = () => {
-      cleanup();
-      reject(aborted());
-    };
-    req.on("data", onData).once("end", onEnd).once("error", onError).once("close", onClose);
+    req.on("data", onData).once("end", onEnd).once("error", onGone).once("close", onGone);
   });
 }
 
