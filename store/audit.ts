@@ -14,6 +14,8 @@ export interface AuditFilter {
   /** Only records at or after this ISO time. */
   since?: string | undefined;
   merchantId?: string | undefined;
+  /** Only records of this mode and those without one. */
+  mode?: "test" | "live" | undefined;
   after?: AuditLogRow | undefined;
 }
 
@@ -22,6 +24,10 @@ export async function listAuditRecords(db: Db, limit: number, filter: AuditFilte
   let query = db.selectFrom("audit_log").selectAll().orderBy("created_at", "desc").orderBy("id", "desc").limit(limit + 1);
   if (filter.since !== undefined) query = query.where("created_at", ">=", filter.since);
   if (filter.merchantId !== undefined) query = query.where("merchant_id", "=", filter.merchantId);
+  if (filter.mode !== undefined) {
+    const mode = filter.mode;
+    query = query.where((eb) => eb.or([eb("mode", "=", mode), eb("mode", "is", null)]));
+  }
   if (filter.after) query = query.where(olderThan(filter.after));
   return query.execute();
 }

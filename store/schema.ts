@@ -258,6 +258,8 @@ export interface AuditLogTable {
   target_type: string;
   target_id: string;
   merchant_id: string | null;
+  /** `test` or `live` for what has a mode; null for a merchant, a secret, the whole DLQ. */
+  mode: "test" | "live" | null;
   /** JSON object of non-secret facts (a secret's version, the changed fields), or null. */
   details: string | null;
 }

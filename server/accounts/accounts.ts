@@ -112,7 +112,7 @@ export async function createConnectorAccount(deps: SecretDeps, merchant: Merchan
     updated_at: now,
   };
   await insertConnectorAccount(deps.db, row).catch((error: unknown) => conflictFrom(error, input));
-  await recordAudit(deps.db, by, { action: "connector_account.created", target: { type: "connector_account", id: row.id }, merchantId: merchant.id, details: { credential_ref: row.credential_ref } });
+  await recordAudit(deps.db, by, { action: "connector_account.created", target: { type: "connector_account", id: row.id }, merchantId: merchant.id, mode: row.mode, details: { credential_ref: row.credential_ref } });
   return toConnectorAccount(row, merchant.short_id);
 }
 
@@ -160,7 +160,7 @@ export async function updateAccount(deps: SecretDeps, merchant: Merchant, idOrSh
   await updateConnectorAccount(deps.db, row.id, changes).catch((error: unknown) =>
     conflictFrom(error, { connector_id: connectorId, mode: row.mode, key_kind: row.key_kind, label: next.label }),
   );
-  await recordAudit(deps.db, by, { action: "connector_account.updated", target: { type: "connector_account", id: row.id }, merchantId: merchant.id, details: { changed: Object.keys(update) } });
+  await recordAudit(deps.db, by, { action: "connector_account.updated", target: { type: "connector_account", id: row.id }, merchantId: merchant.id, mode: row.mode, details: { changed: Object.keys(update) } });
   return toConnectorAccount(next, merchant.short_id);
 }
 
@@ -169,5 +169,5 @@ export async function deactivateAccount(db: Db, merchant: Merchant, idOrShortId:
   const row = await requireAccount(db, merchant, idOrShortId, reach);
   if (row.is_active === 0) return;
   await updateConnectorAccount(db, row.id, { is_active: 0, is_default: 0, updated_at: isoNow() });
-  await recordAudit(db, by, { action: "connector_account.deleted", target: { type: "connector_account", id: row.id }, merchantId: merchant.id });
+  await recordAudit(db, by, { action: "connector_account.deleted", target: { type: "connector_account", id: row.id }, merchantId: merchant.id, mode: row.mode });
 }

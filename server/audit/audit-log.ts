@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Mode } from "../connectors/connector";
 import { findAuditRecord, listAuditRecords } from "../../store/audit";
 import type { Db } from "../../store/database";
 import type { AuditLogRow } from "../../store/schema";
@@ -16,6 +17,7 @@ export const auditRecordSchema = z
     action: z.string(),
     target: z.object({ type: z.string(), id: z.string() }),
     merchant_id: z.string().nullable(),
+    mode: z.enum(["test", "live"]).nullable().meta({ description: "The mode of what changed; null for a merchant, a secret or the whole dead letter queue." }),
     details: z.record(z.string(), z.unknown()).nullable(),
   })
   .meta({ id: "AuditRecord" });
@@ -30,20 +32,23 @@ export const toAuditRecord = (row: AuditLogRow): AuditRecord => ({
   action: row.action,
   target: { type: row.target_type, id: row.target_id },
   merchant_id: row.merchant_id,
+  mode: row.mode,
   details: row.details === null ? null : (JSON.parse(row.details) as Record<string, unknown>),
 });
 
 export interface AuditQuery extends ListParams {
   since?: string | undefined;
   merchantId?: string | undefined;
+  /** An admin key's mode: its own mode's records and the mode-less ones. The CLI reads all. */
+  mode?: Mode | undefined;
 }
 
 /** A page of the audit log, newest first. */
 export async function listAudit(db: Db, query: AuditQuery): Promise<ListPage<AuditRecord>> {
   const after = query.startingAfter === undefined ? undefined : await findAuditRecord(db, query.startingAfter);
-  if (query.startingAfter !== undefined && !after) {
+  if (query.startingAfter !== undefined && (!after || (query.mode !== undefined && after.mode !== null && after.mode !== query.mode))) {
     throw new ApiError(400, "parameter_invalid", `starting_after: no audit record ${query.startingAfter}.`, { param: "starting_after" });
   }
-  const rows = await listAuditRecords(db, query.limit, { since: query.since, merchantId: query.merchantId, after });
+  const rows = await listAuditRecords(db, query.limit, { since: query.since, merchantId: query.merchantId, mode: query.mode, after });
   return toPage(rows, query.limit, toAuditRecord);
 }

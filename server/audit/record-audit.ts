@@ -1,3 +1,4 @@
+import type { Mode } from "../connectors/connector";
 import { insertAuditRecord } from "../../store/audit";
 import type { Db } from "../../store/database";
 import { isoNow, newAuditId } from "../ids";
@@ -25,6 +26,12 @@ export interface AuditEntry {
   action: AuditAction;
   target: { type: AuditTargetType; id: string };
   merchantId: string | null;
+  /**
+   * The mode of what changed, or null for what has none (a merchant, a stored secret,
+   * the whole dead letter queue). An admin key reads its own mode's records and the
+   * mode-less ones, as it reaches only its own mode's keys and accounts.
+   */
+  mode: Mode | null;
   /** Facts that are never secret: names of changed fields, a version number, a mode. */
   details?: Record<string, unknown>;
 }
@@ -43,6 +50,7 @@ export async function recordAudit(db: Db, by: AuditActor, entry: AuditEntry): Pr
     target_type: entry.target.type,
     target_id: entry.target.id,
     merchant_id: entry.merchantId,
+    mode: entry.mode,
     details: entry.details === undefined ? null : JSON.stringify(entry.details),
   });
 }

@@ -14,7 +14,10 @@ const auditFilter = z.object({
   merchant: z.string().optional().meta({ description: "Only this merchant's records (UUID or `mrc_` short id)." }),
 });
 
-/** `GET /admin/audit`: read-only; the log has no route that changes it. */
+/**
+ * `GET /admin/audit`: read-only; the log has no route that changes it. An admin key
+ * reads its own mode's records and the mode-less ones (merchants, secrets).
+ */
 export function auditRoutes(app: AppContext): Route[] {
   return [
     route({
@@ -31,6 +34,7 @@ export function auditRoutes(app: AppContext): Route[] {
           ...listParams(req.query),
           since: from === undefined ? undefined : new Date(from).toISOString(),
           merchantId: merchant === undefined ? undefined : (await getMerchant(app.db, merchant)).id,
+          mode: req.actor.mode,
         });
       },
       present: (page) => json(200, page),

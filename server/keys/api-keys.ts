@@ -29,6 +29,7 @@ const keyEntry = (action: "api_key.created" | "api_key.rotated" | "api_key.revok
   action,
   target: { type: "api_key" as const, id: row.id },
   merchantId: row.merchant_id,
+  mode: row.mode,
   details: { mode: row.mode, role: row.role },
 });
 

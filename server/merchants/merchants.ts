@@ -28,7 +28,7 @@ export const toMerchant = (row: MerchantRow): Merchant => ({
 export async function createMerchant(db: Db, name: string, by: AuditActor): Promise<Merchant> {
   const row = { id: newUuid(), short_id: newMerchantShortId(), name, created_at: isoNow() };
   await insertMerchant(db, row);
-  await recordAudit(db, by, { action: "merchant.created", target: { type: "merchant", id: row.id }, merchantId: row.id });
+  await recordAudit(db, by, { action: "merchant.created", target: { type: "merchant", id: row.id }, merchantId: row.id, mode: null });
   return toMerchant(row);
 }
 

@@ -28,6 +28,6 @@ export async function setMerchantRouting(db: Db, merchantId: string, mode: Mode,
   if (simulatorOnly) throw errors.invalid("connectors", `${simulatorOnly} is a sandbox simulator and cannot route live payments.`);
   const updatedAt = isoNow();
   await putRouting(db, merchantId, mode, connectors, updatedAt);
-  await recordAudit(db, by, { action: "routing.updated", target: { type: "routing", id: mode }, merchantId, details: { mode, connectors } });
+  await recordAudit(db, by, { action: "routing.updated", target: { type: "routing", id: mode }, merchantId, mode, details: { mode, connectors } });
   return { object: "routing", mode, connectors, updated_at: updatedAt };
 }

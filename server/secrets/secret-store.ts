@@ -51,7 +51,7 @@ export async function putSecret(deps: SecretDeps, path: string, value: string, b
   if (!isSecretPath(path)) throw new ApiError(400, "parameter_invalid", "A secret path is 1-200 characters of letters, digits, . _ / -.", { param: "path" });
   if (value === "") throw new ApiError(400, "parameter_invalid", "A secret cannot be empty.", { param: "value" });
   const version = await insertSecretVersion(deps.db, path, (v) => deps.cipher.encrypt(value, secretAad(path, v)), isoNow());
-  await recordAudit(deps.db, by, { action: "secret.version_created", target: { type: "secret", id: path }, merchantId: null, details: { version } });
+  await recordAudit(deps.db, by, { action: "secret.version_created", target: { type: "secret", id: path }, merchantId: null, mode: null, details: { version } });
   return version;
 }
 

@@ -60,6 +60,7 @@ const endpointEntry = (action: AuditAction, owner: Owner, id: string): AuditEntr
   action,
   target: { type: "webhook_endpoint", id },
   merchantId: owner.merchantId,
+  mode: owner.mode,
   details: { mode: owner.mode },
 });
 

@@ -36,6 +36,7 @@ export async function replayDeliveries(db: Db, selection: ReplaySelection, by: A
       action: "webhook.replayed",
       target: { type: "dead_letter_queue", id: "*" },
       merchantId: null,
+      mode: null,
       details: { deliveries: dead.length, ...(selection.since !== undefined && { since: selection.since }) },
     });
     return dead.map((d) => ({ id: d.id, event_id: d.event_id, endpoint_id: d.endpoint_id }));
@@ -48,7 +49,7 @@ export async function replayDeliveries(db: Db, selection: ReplaySelection, by: A
     if (selection.endpointId !== undefined && sent.length === 0) {
       throw errors.notFound("webhook_endpoint_not_found", `No enabled webhook endpoint ${selection.endpointId} subscribed to ${event.type}.`, "endpoint");
     }
-    await recordAudit(db, by, { action: "webhook.replayed", target: { type: "event", id: event.id }, merchantId: event.merchant_id, details: { mode: event.mode, deliveries: sent.length } });
+    await recordAudit(db, by, { action: "webhook.replayed", target: { type: "event", id: event.id }, merchantId: event.merchant_id, mode: event.mode, details: { mode: event.mode, deliveries: sent.length } });
     replayed.push(...sent);
   }
   return replayed;

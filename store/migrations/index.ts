@@ -7,6 +7,7 @@ import { changeSignalMigration } from "./005_change_signal";
 import { eventsByPaymentMigration } from "./006_events_by_payment";
 import { dashboardSessionsMigration } from "./007_dashboard_sessions";
 import { dashboardChosenMerchantMigration } from "./008_dashboard_chosen_merchant";
+import { auditModeMigration } from "./009_audit_mode";
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so they are
@@ -21,6 +22,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "006_events_by_payment": eventsByPaymentMigration,
   "007_dashboard_sessions": dashboardSessionsMigration,
   "008_dashboard_chosen_merchant": dashboardChosenMerchantMigration,
+  "009_audit_mode": auditModeMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

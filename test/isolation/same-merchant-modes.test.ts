@@ -27,6 +27,9 @@ describe("test and live data of one merchant never mix", () => {
   let server: TestServer;
   let test: Side;
   let live: Side;
+  let merchantId: string;
+  let admins: { test: string; live: string };
+  let liveAccount: string;
 
   async function side(key: string, card: string, endpointBody: Record<string, unknown>): Promise<Side> {
     const client = paymentsClient(server, key);
@@ -53,14 +56,17 @@ describe("test and live data of one merchant never mix", () => {
     stripe = await startStripeFake();
     server = await bootServer({ env: { PAYGATE_STRIPE_BASE_URL: stripe.baseUrl } });
     const m = await seedSandboxMerchant(server, "Two modes");
+    merchantId = m.merchant.id;
     const liveKey = await liveSecretKey(server, m.merchant.id);
+    admins = { test: m.admin, live: await liveSecretKey(server, m.merchant.id, "admin") };
     await putSecret(server.app, "modes/stripe", JSON.stringify({ api_key: "sk_live_fake", webhook_secret: "whsec_fake" }), byOperator());
     const account = await server.request(`/admin/merchants/${m.merchant.id}/connector-accounts`, {
       method: "POST",
-      headers: auth(await liveSecretKey(server, m.merchant.id, "admin")),
+      headers: auth(admins.live),
       json: { connector_id: "stripe", mode: "live", key_kind: "api_key", label: "main", credential_ref: "secret://modes/stripe" },
     });
     expect(account.status).toBe(201);
+    liveAccount = (await account.json()).id;
     test = await side(m.secret, "4242424242424242", { url: "http://127.0.0.1:9/test-hooks", event_types: ["*"] });
     // Subscribed to voids only, and no live payment is voided: nothing is ever sent to it.
     live = await side(liveKey, "5555555555554444", { url: "https://hooks.invalid/live", event_types: ["payment.voided"] });
@@ -156,5 +162,30 @@ describe("test and live data of one merchant never mix", () => {
     const events = await (await server.request("/v1/events?type=payment.voided&limit=1", { headers: auth(test.key) })).json();
     const event = await (await server.request(`/v1/events/${events.data[0].id}`, { headers: auth(test.key) })).json();
     expect(event.deliveries.map((d: { endpoint_id: string }) => d.endpoint_id)).toEqual([test.endpoint]);
+  });
+
+  it("audit: each mode's admin key reads its own mode's records and the mode-less ones, never the other mode's", async () => {
+    const read = async (key: string, query = "") => {
+      const res = await server.request(`/admin/audit?limit=100&merchant=${merchantId}${query}`, { headers: auth(key) });
+      expect(res.status).toBe(200);
+      return (await res.json()).data as { id: string; action: string; mode: string | null; target: { id: string } }[];
+    };
+    const seen = { test: await read(admins.test), live: await read(admins.live) };
+    for (const mode of ["test", "live"] as const) {
+      expect(seen[mode].length).toBeGreaterThan(0);
+      expect(seen[mode].every((r) => r.mode === mode || r.mode === null)).toBe(true);
+      expect(seen[mode].map((r) => r.action)).toContain("merchant.created");
+    }
+    const targets = (mode: "test" | "live") => seen[mode].map((r) => r.target.id);
+    expect(targets("live")).toEqual(expect.arrayContaining([liveAccount, live.endpoint]));
+    expect(targets("test")).toContain(test.endpoint);
+    expect(targets("test")).not.toContain(liveAccount);
+    expect(targets("test")).not.toContain(live.endpoint);
+    expect(targets("live")).not.toContain(test.endpoint);
+    // A live record as the cursor is unknown to a test key: its existence does not leak.
+    const liveOnly = seen.live.find((r) => r.mode === "live") as { id: string };
+    const cursor = await server.request(`/admin/audit?starting_after=${liveOnly.id}`, { headers: auth(admins.test) });
+    expect(cursor.status).toBe(400);
+    expect((await cursor.json()).error.param).toBe("starting_after");
   });
 });
