@@ -23,10 +23,13 @@ const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
  * thrown before anything was written (processor error, timeout) re-asks the
  * processor with the same processor-side key on retry. An answer with `Retry-After`
  * ("try again later", e.g. a payment busy with another follow-on) is not kept either:
- * replaying it forever would contradict it.
+ * replaying it forever would contradict it. Nor is 409 `idempotency_key_reused`, the
+ * answer to a key whose record expired: it is read from the payment or refund itself,
+ * which never goes away, and kept it would tie the key to whichever request came
+ * first, so the original parameters would then get a 422 mismatch instead.
  */
 export function isStorable(status: number, code: string | undefined, committed: boolean, headers: Readonly<Record<string, string>> = {}): boolean {
-  if (code === "idempotency_conflict" || headers["retry-after"] !== undefined) return false;
+  if (code === "idempotency_conflict" || code === "idempotency_key_reused" || headers["retry-after"] !== undefined) return false;
   return status < 400 || status === 404 || status === 409 || (committed && status === 502);
 }
 

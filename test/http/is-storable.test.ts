@@ -11,6 +11,7 @@ const ANSWERS: Array<[string, number, string | undefined, boolean, boolean]> = [
   ["409 invalid_state_transition", 409, "invalid_state_transition", false, true],
   ["409 conflict", 409, "conflict", false, true],
   ["409 idempotency_conflict: the key belongs to another request", 409, "idempotency_conflict", false, false],
+  ["409 idempotency_key_reused: read from the payment itself, and kept would bind the key to a stray request's parameters", 409, "idempotency_key_reused", false, false],
   ["502 decline committed with its failed payment", 502, "connector_error", true, true],
   ["502 processor error before anything was written", 502, "connector_error", false, false],
   ["400 validation: fixable, retry the same key", 400, "parameter_invalid", false, false],

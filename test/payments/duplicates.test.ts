@@ -48,6 +48,20 @@ describe("a reused Idempotency-Key on a new payment", () => {
     expect(stripe.requests.length).toBe(sent);
   });
 
+  it("after its record expired, a stray request with other parameters does not turn the original's answer into a mismatch", async () => {
+    const first = await shop.client.sale({ amount: 2650, gateway_token: shop.token }, { "idempotency-key": "stray-key" });
+    expect(first.status).toBe(201);
+    await server.app.db.updateTable("idempotency_keys").set({ expires_at: 0 }).where("key", "=", "stray-key").execute();
+    await purgeExpiredIdempotencyKeys(server.app.db, Date.now());
+
+    const stray = await shop.client.sale({ amount: 9999, gateway_token: shop.token }, { "idempotency-key": "stray-key" });
+    expect(stray.status).toBe(409);
+    expect((await stray.json()).error.code).toBe("idempotency_key_reused");
+    const original = await shop.client.sale({ amount: 2650, gateway_token: shop.token }, { "idempotency-key": "stray-key" });
+    expect(original.status).toBe(409);
+    expect((await original.json()).error.code).toBe("idempotency_key_reused");
+  });
+
   it("on a refund, after its record expired, answers 409 idempotency_key_reused: the refund is not paid twice", async () => {
     const sale = await (await shop.client.sale({ amount: 1000, gateway_token: shop.token })).json();
     const refund = () => shop.client.refund({ payment_id: sale.id, amount: 100 }, { "idempotency-key": "expiring-refund" });
