@@ -8,7 +8,7 @@ import type { Instances } from "./jobs/instance-heartbeat";
 import type { Authenticator } from "./keys/authenticator";
 import type { Cipher } from "./secrets/cipher";
 import type { WebhookDelivery } from "./webhooks/service";
-import type { SelfAddress } from "./webhooks/url-policy";
+import type { TargetRules } from "./webhooks/url-policy";
 
 /** The dependencies every service and route receives; built once per process. */
 export interface AppContext {
@@ -28,8 +28,11 @@ export interface AppContext {
   cipher: Cipher;
   /** Keys the idempotency fingerprints (server/http/idempotency.ts); derived from the master key. */
   fingerprintKey: Buffer;
-  /** Where this process serves HTTP, once listening (never in the CLI): no webhook may target it. */
-  self: SelfAddress | undefined;
+  /**
+   * Limits on webhook targets: where this process serves HTTP, once listening (never
+   * in the CLI), and loopback on a production server.
+   */
+  targets: TargetRules;
   /** Webhook sending; a no-op in the CLI. */
   webhooks: WebhookDelivery;
   /** The serving processes on this database (server/jobs/instance-heartbeat.ts); one in the CLI. */

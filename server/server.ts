@@ -89,7 +89,7 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   const writes = store.createWrites((size) => metrics.groupCommit(size));
   const fingerprintKey = cipher.deriveKey(FINGERPRINT_KEY_LABEL);
   const settings = new SettingsCache(store);
-  return { config, store, db: store.db, writes, cache, settings, log, requestLog, auth, cipher, fingerprintKey, self: undefined, webhooks: NO_DELIVERY, instances: ONE_INSTANCE, metrics, closers: [() => auth.close()] };
+  return { config, store, db: store.db, writes, cache, settings, log, requestLog, auth, cipher, fingerprintKey, targets: { refuseLoopback: config.environment === "production" }, webhooks: NO_DELIVERY, instances: ONE_INSTANCE, metrics, closers: [() => auth.close()] };
 }
 
 /** Runs the shutdown hooks, then closes the database. */
@@ -126,7 +126,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await listening.close(0);
     throw error;
   }
-  app.self = selfAddress(config.host, listening.port);
+  app.targets = { self: selfAddress(config.host, listening.port), refuseLoopback: config.environment === "production" };
   scheduleIdempotencyPurge(app);
   try {
     app.instances = await startInstanceHeartbeat(app);

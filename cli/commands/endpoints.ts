@@ -41,7 +41,7 @@ export function registerEndpoints(program: Command): void {
       withApp(flags, async (app) => {
         const input = parse(createBody, { url: flags.url, event_types: eventList(flags.events), ...(flags.description !== undefined && { description: flags.description }) });
         const actor = await operatorActor(app, flags);
-        const endpoint = await writeUnit(app.writes).commit((trx) => createEndpoint(trx, app.cipher, actor, input, undefined, byOperator()));
+        const endpoint = await writeUnit(app.writes).commit((trx) => createEndpoint(trx, app.cipher, actor, input, app.targets, byOperator()));
         printResult(flags.json, endpoint, [endpoint], [...COLUMNS, "secret"]);
       }),
     );
@@ -60,7 +60,7 @@ export function registerEndpoints(program: Command): void {
           ...(flags.status !== undefined && { status: flags.status }),
         });
         const actor = await operatorActor(app, flags);
-        const endpoint = await writeUnit(app.writes).commit((trx) => updateEndpoint(trx, actor, id, patch, undefined, byOperator()));
+        const endpoint = await writeUnit(app.writes).commit((trx) => updateEndpoint(trx, actor, id, patch, app.targets, byOperator()));
         printResult(flags.json, endpoint, [endpoint], COLUMNS);
       }),
     );

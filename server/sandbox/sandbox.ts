@@ -79,7 +79,7 @@ export async function openSandbox(app: AppContext, webhookUrl?: string): Promise
     writeSandboxFile(app.config.dataDir, info);
   }
   if (webhookUrl !== undefined && info.webhook?.url !== webhookUrl) {
-    const endpoint = await createEndpoint(app.db, app.cipher, { merchantId: info.merchant.id, mode: "test" }, { url: webhookUrl, event_types: ["*"], description: "paygate sandbox --webhook" }, app.self, byOperator());
+    const endpoint = await createEndpoint(app.db, app.cipher, { merchantId: info.merchant.id, mode: "test" }, { url: webhookUrl, event_types: ["*"], description: "paygate sandbox --webhook" }, app.targets, byOperator());
     info = { ...info, webhook: { id: endpoint.id, url: endpoint.url, secret: endpoint.secret as string } };
     writeSandboxFile(app.config.dataDir, info);
   }

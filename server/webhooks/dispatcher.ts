@@ -173,7 +173,7 @@ export class Dispatcher {
       return { delivered: false, statusCode: null, durationMs: 0, error: "the endpoint's signing secret cannot be decrypted (master key changed?)", responseExcerpt: null };
     }
     const headers = webhookHeaders(secrets, delivery.payload, delivery.event_id, now);
-    return postWebhook({ url: delivery.url, mode: delivery.mode, self: this.app.self, body: delivery.payload, headers }, this.app.config.webhookTimeoutMs, this.cancel.signal, this.connections);
+    return postWebhook({ url: delivery.url, mode: delivery.mode, rules: this.app.targets, body: delivery.payload, headers }, this.app.config.webhookTimeoutMs, this.cancel.signal, this.connections);
   }
 
   /** Logs the attempt and moves the delivery on: succeeded, pending until the next retry, or dead. */

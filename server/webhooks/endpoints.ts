@@ -11,7 +11,7 @@ import { isoNow, newWebhookEndpointId, timestamp } from "../ids";
 import { toPage, type ListPage, type ListParams } from "../pagination";
 import type { Cipher } from "../secrets/cipher";
 import { newSigningSecret, ROTATION_GRACE_MS, sealSecret } from "./signing-secrets";
-import { checkEndpointUrl, type SelfAddress } from "./url-policy";
+import { checkEndpointUrl, type TargetRules } from "./url-policy";
 
 /** What an endpoint subscribes to: event types, or `"*"` for all of them. */
 export type Subscription = EventType | "*";
@@ -85,8 +85,8 @@ export interface NewEndpointInput {
  */
 export const MAX_ENDPOINTS = 16;
 
-/** `self`: paygate's listening address, which no endpoint may target. */
-export async function createEndpoint(db: Db, cipher: Cipher, owner: Owner, input: NewEndpointInput, self: SelfAddress | undefined, by: AuditActor): Promise<WebhookEndpoint> {
+/** `rules`: the server's limits on targets (its own address; loopback in production). */
+export async function createEndpoint(db: Db, cipher: Cipher, owner: Owner, input: NewEndpointInput, rules: TargetRules, by: AuditActor): Promise<WebhookEndpoint> {
   if ((await countEndpoints(db, owner)) >= MAX_ENDPOINTS) {
     throw new ApiError(
       400,
@@ -101,7 +101,7 @@ export async function createEndpoint(db: Db, cipher: Cipher, owner: Owner, input
     id,
     merchant_id: owner.merchantId,
     mode: owner.mode,
-    url: checkEndpointUrl(input.url, owner.mode, self),
+    url: checkEndpointUrl(input.url, owner.mode, rules),
     event_types: JSON.stringify([...new Set(input.event_types)]),
     description: input.description ?? null,
     status: "enabled",
@@ -132,10 +132,10 @@ export interface EndpointPatch {
   status?: "enabled" | "disabled" | undefined;
 }
 
-export async function updateEndpoint(db: Db, owner: Owner, id: string, patch: EndpointPatch, self: SelfAddress | undefined, by: AuditActor): Promise<WebhookEndpoint> {
+export async function updateEndpoint(db: Db, owner: Owner, id: string, patch: EndpointPatch, rules: TargetRules, by: AuditActor): Promise<WebhookEndpoint> {
   const row = await getEndpointRow(db, owner, id);
   const update = {
-    ...(patch.url !== undefined && { url: checkEndpointUrl(patch.url, owner.mode, self) }),
+    ...(patch.url !== undefined && { url: checkEndpointUrl(patch.url, owner.mode, rules) }),
     ...(patch.event_types !== undefined && { event_types: JSON.stringify([...new Set(patch.event_types)]) }),
     ...(patch.description !== undefined && { description: patch.description }),
     ...(patch.status !== undefined && { status: patch.status }),

@@ -47,7 +47,7 @@ export function webhookRoutes(app: AppContext): Route[] {
       body: createBody,
       responses: { 201: webhookEndpointSchema },
       errors: { 400: ["webhook_endpoint_limit_reached"] },
-      handle: (req) => req.unit.commit((trx) => createEndpoint(trx, app.cipher, req.actor, req.body, app.self, byKey(req.actor))),
+      handle: (req) => req.unit.commit((trx) => createEndpoint(trx, app.cipher, req.actor, req.body, app.targets, byKey(req.actor))),
       present: (endpoint) => json(201, endpoint),
     }),
     route({
@@ -78,7 +78,7 @@ export function webhookRoutes(app: AppContext): Route[] {
       body: updateBody,
       responses: { 200: webhookEndpointSchema },
       errors: endpointNotFound,
-      handle: (req) => req.unit.commit((trx) => updateEndpoint(trx, req.actor, id(req.params), req.body, app.self, byKey(req.actor))),
+      handle: (req) => req.unit.commit((trx) => updateEndpoint(trx, req.actor, id(req.params), req.body, app.targets, byKey(req.actor))),
       present: (endpoint) => json(200, endpoint),
     }),
     route({

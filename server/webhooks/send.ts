@@ -3,15 +3,15 @@ import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import type { Mode } from "../connectors/connector";
-import { addressRefusal, hostRefusal, portOf, selfRefusal, type SelfAddress } from "./url-policy";
+import { addressRefusal, hostRefusal, portOf, selfRefusal, type TargetRules } from "./url-policy";
 
 /** One webhook POST, fully prepared (signed body and headers). */
 export interface WebhookRequest {
   url: string;
   /** The endpoint's mode decides which addresses it may reach. */
   mode: Mode;
-  /** paygate's own listening address, never a target. */
-  self?: SelfAddress | undefined;
+  /** The server's limits: paygate's own address, loopback on a production server. */
+  rules?: TargetRules | undefined;
   body: string;
   headers: Record<string, string>;
 }
@@ -45,11 +45,11 @@ export class WebhookConnections {
   /** `hostRefusal` of each target: a function of the URL's host, port and mode alone. */
   private readonly refusals = new Map<string, string | undefined>();
 
-  hostRefusal(url: URL, mode: Mode, self: SelfAddress | undefined): string | undefined {
-    const key = `${mode} ${self?.port} ${url.host}`;
+  hostRefusal(url: URL, mode: Mode, rules: TargetRules | undefined): string | undefined {
+    const key = `${mode} ${rules?.self?.port} ${rules?.refuseLoopback} ${url.host}`;
     if (this.refusals.has(key)) return this.refusals.get(key);
     if (this.refusals.size >= MAX_AGENTS) this.refusals.clear();
-    const refusal = hostRefusal(url, mode, self);
+    const refusal = hostRefusal(url, mode, rules);
     this.refusals.set(key, refusal);
     return refusal;
   }
@@ -79,12 +79,12 @@ export class WebhookConnections {
  * allowed. Checking inside the socket's own look-up means the checked address is the
  * one connected to: a DNS answer cannot change between the check and the connect.
  */
-export function guardedLookup(mode: Mode, port?: number, self?: SelfAddress): LookupFunction {
+export function guardedLookup(mode: Mode, port?: number, rules?: TargetRules): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, "");
       for (const { address } of addresses) {
-        const refusal = (port !== undefined && selfRefusal(address, port, self)) || addressRefusal(address, mode);
+        const refusal = (port !== undefined && selfRefusal(address, port, rules?.self)) || addressRefusal(address, mode, rules?.refuseLoopback);
         if (refusal) return callback(new RefusedAddressError(`refused: ${hostname} resolves to ${address}, ${refusal}`), "");
       }
       const first = addresses[0];
@@ -111,7 +111,7 @@ export function postWebhook(request: WebhookRequest, timeoutMs: number, cancel?:
     responseExcerpt,
   });
   const url = new URL(request.url);
-  const refusal = connections ? connections.hostRefusal(url, request.mode, request.self) : hostRefusal(url, request.mode, request.self);
+  const refusal = connections ? connections.hostRefusal(url, request.mode, request.rules) : hostRefusal(url, request.mode, request.rules);
   if (refusal !== undefined) return Promise.resolve(outcome(null, `refused: ${refusal}`, null));
   if (request.mode === "live" && url.protocol !== "https:") return Promise.resolve(outcome(null, "refused: live-mode webhooks must use https://", null));
 
@@ -141,7 +141,7 @@ export function postWebhook(request: WebhookRequest, timeoutMs: number, cancel?:
         // Without a pool (a one-off test send), a connection of its own.
         agent: connections?.agentFor(url, request.mode) ?? false,
         // Runs for every new connection, pooled or not.
-        lookup: guardedLookup(request.mode, portOf(url), request.self),
+        lookup: guardedLookup(request.mode, portOf(url), request.rules),
       },
       (res) => {
         // The status decides the attempt; the body is only read for the excerpt.

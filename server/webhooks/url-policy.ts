@@ -7,7 +7,8 @@ import { errors } from "../errors";
  * Where webhooks may go. A webhook URL is chosen by a merchant but fetched from inside
  * the operator's network, so live endpoints may only reach public addresses (no SSRF
  * into the gateway's own network). Test mode also allows loopback, so a developer can
- * point the sandbox at a receiver on their own machine, but never at paygate itself.
+ * point the sandbox at a receiver on their own machine, but never at paygate itself;
+ * not on a production server, whose loopback is the operator's, never a merchant's.
  */
 
 const MAX_URL_LENGTH = 2048;
@@ -137,11 +138,27 @@ const article = (word: string) => (/^[aeiou]/i.test(word) ? "an" : "a");
  * Why `address` (an IP) may not receive this mode's webhooks, or undefined when it may:
  * a fragment such as "a loopback address (live-mode webhooks may only go to public addresses)".
  */
-export function addressRefusal(address: string, mode: Mode): string | undefined {
+export function addressRefusal(address: string, mode: Mode, refuseLoopback = false): string | undefined {
   const found = kindOf(address);
-  if (found === undefined || (found.kind === "loopback" && mode === "test")) return undefined;
-  const allowed = mode === "test" ? "public or loopback addresses" : "public addresses";
-  return `${article(found.kind)} ${found.kind} address${found.via ? `, as ${found.via}` : ""} (${mode}-mode webhooks may only go to ${allowed})`;
+  const loopback = mode === "test" && !refuseLoopback;
+  if (found === undefined || (found.kind === "loopback" && loopback)) return undefined;
+  return `${article(found.kind)} ${found.kind} address${found.via ? `, as ${found.via}` : ""} (${reach(mode, refuseLoopback)})`;
+}
+
+const reach = (mode: Mode, refuseLoopback: boolean): string =>
+  mode === "live" ? "live-mode webhooks may only go to public addresses"
+  : refuseLoopback ? "test-mode webhooks of a production server may only go to public addresses"
+  : "test-mode webhooks may only go to public or loopback addresses";
+
+/** The server-wide limits on webhook targets, beyond each mode's own. */
+export interface TargetRules {
+  /** Where paygate itself listens, never a target; unknown to the CLI, which does not listen. */
+  self?: SelfAddress | undefined;
+  /**
+   * Loopback refused in test mode too. Set on a production server (PAYGATE_ENV): its
+   * loopback is the operator's machine, where services not meant for merchants listen.
+   */
+  refuseLoopback: boolean;
 }
 
 /** Where paygate itself listens: webhooks may never call it (they would read its API back). */
@@ -176,15 +193,16 @@ const bareHost = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, "$1").
 export const portOf = (url: URL): number => Number(url.port || (url.protocol === "https:" ? 443 : 80));
 
 /** Why the host as written in the URL is refused, before any DNS look-up. */
-export function hostRefusal(url: URL, mode: Mode, self?: SelfAddress): string | undefined {
+export function hostRefusal(url: URL, mode: Mode, rules?: TargetRules): string | undefined {
   const host = bareHost(url);
-  const itself = selfRefusal(host, portOf(url), self);
+  const refuseLoopback = rules?.refuseLoopback ?? false;
+  const itself = selfRefusal(host, portOf(url), rules?.self);
   if (itself) return itself;
   if (isIP(host)) {
-    const refusal = addressRefusal(host, mode);
+    const refusal = addressRefusal(host, mode, refuseLoopback);
     return refusal && `${host} is ${refusal}`;
   }
-  if (mode === "live" && isLocalhostName(host)) return `${host} is a loopback name (live-mode webhooks may only go to public addresses)`;
+  if ((mode === "live" || refuseLoopback) && isLocalhostName(host)) return `${host} is a loopback name (${reach(mode, refuseLoopback)})`;
   return undefined;
 }
 
@@ -193,7 +211,7 @@ export function hostRefusal(url: URL, mode: Mode, self?: SelfAddress): string | 
  * stored and fetched), or throws the 400 naming `url`. Host names are resolved only at
  * delivery time, where each resolved address is checked again.
  */
-export function checkEndpointUrl(raw: string, mode: Mode, self?: SelfAddress): string {
+export function checkEndpointUrl(raw: string, mode: Mode, rules?: TargetRules): string {
   const invalid = (reason: string) => errors.invalid("url", `Invalid webhook URL: ${reason}.`);
   if (raw.length > MAX_URL_LENGTH) throw invalid(`it is longer than ${MAX_URL_LENGTH} characters`);
   let url: URL;
@@ -205,7 +223,7 @@ export function checkEndpointUrl(raw: string, mode: Mode, self?: SelfAddress): s
   if (url.protocol !== "https:" && url.protocol !== "http:") throw invalid(`the scheme must be https://, not ${url.protocol}//`);
   if (mode === "live" && url.protocol !== "https:") throw invalid("live-mode endpoints must use https://");
   if (url.username !== "" || url.password !== "") throw invalid("it must not contain credentials (user:password@); authenticate webhooks with the signature");
-  const refusal = hostRefusal(url, mode, self);
+  const refusal = hostRefusal(url, mode, rules);
   if (refusal) throw invalid(refusal);
   return url.href;
 }
