@@ -222,9 +222,22 @@ async function main() {
   });
 
   renameSync(built, output);
+  dropCachedPages(output);
   const size = statSync(output).size;
   console.log(`\nwrote ${rel(output)}: ${mb(size)} (${size} bytes), ${baseNode !== nodeBin ? "stripped node" : "unstripped node"}, linux-x64, node v${nodeVersion}, better-sqlite3 ${sqliteVersion}, paygate ${version}`);
   console.log(`total time ${secs(performance.now() - started)}`);
+}
+
+/**
+ * The file just written sits in the page cache in large folios, and a process mapping
+ * it then counts about 20 MB more file-backed RSS than the same binary read back from
+ * disk (measured: RssFile 82 against 62 MB at idle), until the kernel reclaims that
+ * cache. Dropping the file's clean cached pages (posix_fadvise DONTNEED, through GNU
+ * dd) makes its first runs look like every later one. Best effort: without GNU dd the
+ * executable is the same, only its first runs map more.
+ */
+function dropCachedPages(file) {
+  spawnSync("dd", [`if=${file}`, "iflag=nocache", "count=0", "status=none"]);
 }
 
 try {
