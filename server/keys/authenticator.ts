@@ -3,7 +3,6 @@ import type { Db, Store } from "../../store/database";
 import type { ApiKeyRow } from "../../store/schema";
 import type { Cache } from "../cache/cache";
 import { ApiError } from "../errors";
-import { isoNow } from "../ids";
 import type { Logger } from "../logger";
 import type { Actor } from "./actor";
 import { hashKey, isWellFormedKey } from "./key-format";
@@ -24,7 +23,8 @@ const invalidKey = () => new ApiError(401, "invalid_api_key", "Invalid API key p
  */
 export class Authenticator {
   private seenVersion: number;
-  private readonly lastUsed = new Map<string, string>();
+  /** Epoch ms of each key's latest use: formatted as ISO only when written, not per request. */
+  private readonly lastUsed = new Map<string, number>();
   private readonly flushTimer: NodeJS.Timeout;
 
   constructor(
@@ -58,7 +58,7 @@ export class Authenticator {
       actor = actorOf(row);
       this.cache.set(`apikey:${hash}`, actor, CACHE_TTL_MS);
     }
-    this.lastUsed.set(actor.apiKeyId, isoNow());
+    this.lastUsed.set(actor.apiKeyId, Date.now());
     return actor;
   }
 
@@ -77,7 +77,7 @@ export class Authenticator {
     const batch = new Map(this.lastUsed);
     this.lastUsed.clear();
     try {
-      await touchApiKeys(this.db, batch);
+      await touchApiKeys(this.db, new Map([...batch].map(([id, at]) => [id, new Date(at).toISOString()])));
     } catch (error) {
       for (const [id, at] of batch) if (!this.lastUsed.has(id)) this.lastUsed.set(id, at);
       throw error;
