@@ -1,4 +1,5 @@
-import { HTTPResponse, type H3Event } from "h3";
+import type { H3Event } from "h3";
+import { FastResponse } from "srvx";
 import type { AppContext } from "../app-context";
 import { devRequestRefusal } from "../dev-mode";
 import { ApiError, errors } from "../errors";
@@ -48,12 +49,14 @@ export function render(outcome: Reply | ApiError, requestId: string): RenderedRe
 const SECURITY_HEADERS = { "cache-control": "no-store", "x-content-type-options": "nosniff" } as const;
 
 /**
- * h3's HTTPResponse (not a web Response): h3 hands it to Node through srvx's fast
- * path, where a web Response would be streamed through web streams.
+ * srvx's FastResponse with plain-object headers: h3 passes it through as it is, and
+ * srvx writes it to Node from that object. h3's own HTTPResponse would be turned into
+ * a web `Headers` first (about 4% of a GET's CPU in a profile), and a plain web
+ * Response streamed through web streams.
  */
-export function toResponse(reply: RenderedReply, requestId: string): HTTPResponse {
+export function toResponse(reply: RenderedReply, requestId: string): Response {
   const headers = { ...reply.headers, ...SECURITY_HEADERS, "x-request-id": requestId };
-  return new HTTPResponse(reply.stream ?? (reply.status === 204 ? null : reply.body), { status: reply.status, headers });
+  return new FastResponse(reply.stream ?? (reply.status === 204 ? null : reply.body), { status: reply.status, headers });
 }
 
 /**
@@ -120,7 +123,7 @@ export function isIdempotent(route: Route): boolean {
  * authentication and scope, rate limit, body, the refusal of NUL in any text (refuse-nul.ts), then `runAs` (idempotency, body schema,
  * handler, rendering), log. Every answer, error or not, leaves through here.
  */
-export async function runRoute(app: AppContext, route: Route, event: H3Event, params: Record<string, string>): Promise<HTTPResponse> {
+export async function runRoute(app: AppContext, route: Route, event: H3Event, params: Record<string, string>): Promise<Response> {
   const started = performance.now();
   const headers = event.req.headers;
   const requestId = requestIdFor(headers.get("x-request-id"));
@@ -204,7 +207,7 @@ export async function runAs(app: AppContext, route: Route, actor: Actor, call: R
 }
 
 /** Answers outside any route (unknown path, wrong method) in the same envelope. */
-export function answerError(app: AppContext, event: H3Event, error: ApiError, routePath: string): HTTPResponse {
+export function answerError(app: AppContext, event: H3Event, error: ApiError, routePath: string): Response {
   const started = performance.now();
   const requestId = requestIdFor(event.req.headers.get("x-request-id"));
   const rendered = render(error, requestId);
