@@ -90,9 +90,22 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry });
   }
 
+  /**
+   * The label children of each (route, method, status), kept: prom-client validates and
+   * hashes the labels on every `labels()` call (about 2.6% of a GET's samples). Route
+   * patterns, methods and statuses are few, so the map stays small.
+   */
+  private readonly requestChildren = new Map<string, { count: { inc(): void }; seconds: { observe(value: number): void } }>();
+
   request(route: string, method: string, status: number, seconds: number): void {
-    this.requests.labels(route, method, String(status)).inc();
-    this.requestSeconds.labels(route, method).observe(seconds);
+    const key = `${route} ${method} ${status}`;
+    let children = this.requestChildren.get(key);
+    if (!children) {
+      children = { count: this.requests.labels(route, method, String(status)), seconds: this.requestSeconds.labels(route, method) };
+      this.requestChildren.set(key, children);
+    }
+    children.count.inc();
+    children.seconds.observe(seconds);
   }
 
   payment(connector: string, mode: Mode, status: string): void {
