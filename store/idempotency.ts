@@ -147,9 +147,18 @@ export async function completeIdempotencyKey(db: Db, scope: IdempotencyScope, lo
   return (result.numAffectedRows ?? 0n) > 0n;
 }
 
-/** Frees the key for a retry (the answer was not one to keep). */
-export async function releaseIdempotencyKey(db: Db, scope: IdempotencyScope, lockedAt: number): Promise<void> {
-  await db.deleteFrom("idempotency_keys").where((eb) => eb.and(rowKey(scope))).where("state", "=", "in_flight").where("locked_at", "=", lockedAt).execute();
+/**
+ * Frees the key for a retry (the answer was not one to keep). `keepParameters`: the
+ * record stays, `open`, so only a retry with the same parameters can take it; used
+ * after a failure that may have reached the processor (a timeout, a processor error),
+ * whose retry reuses the processor-side idempotency key: other parameters under it
+ * could record an amount other than the one charged. Otherwise the record goes, and
+ * the key is free for any parameters (a 400 is fixed by changing them).
+ */
+export async function releaseIdempotencyKey(db: Db, scope: IdempotencyScope, lockedAt: number, keepParameters: boolean): Promise<void> {
+  const held = { ...rowKey(scope), state: "in_flight" as const, locked_at: lockedAt };
+  if (keepParameters) await db.updateTable("idempotency_keys").set({ state: "open" }).where((eb) => eb.and(held)).execute();
+  else await db.deleteFrom("idempotency_keys").where((eb) => eb.and(held)).execute();
 }
 
 export async function purgeExpiredIdempotencyKeys(db: Db, now: number): Promise<number> {

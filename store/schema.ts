@@ -62,7 +62,11 @@ export interface IdempotencyKeysTable {
   path: string;
   key: string;
   fingerprint: string;
-  state: "in_flight" | "done";
+  /**
+   * `in_flight` while a request holds it, `done` with its answer, `open` when a failed
+   * request (5xx) let it go: free for a retry with the same parameters only.
+   */
+  state: "in_flight" | "done" | "open";
   /**
    * Epoch ms; the request holding the lock bumps it every third of the lock timeout
    * (server/http/idempotency.ts), so only an in-flight row whose process stopped

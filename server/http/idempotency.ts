@@ -150,7 +150,7 @@ export class IdempotencySession {
     if (isStorable(response.status, code, false, response.headers)) {
       await this.app.writes.run((trx) => completeIdempotencyKey(trx, this.scope, this.lockedAt, response));
     } else {
-      await this.app.writes.run((trx) => releaseIdempotencyKey(trx, this.scope, this.lockedAt));
+      await this.app.writes.run((trx) => releaseIdempotencyKey(trx, this.scope, this.lockedAt, response.status >= 500));
     }
   }
 }

@@ -115,6 +115,8 @@ describe("the second-try card", () => {
     const second = await bootServer({ dataDir: first.dataDir });
     try {
       const after = paymentsClient(second, shop.secret);
+      // The key is bound to its first parameters: another amount would reuse the processor reference.
+      await expectError(await after.sale({ amount: 99_999, gateway_token: token }, headers), 422, "idempotency_param_mismatch");
       const retried = await after.sale({ amount: 1200, gateway_token: token }, headers);
       expect(retried.status).toBe(201);
       expect((await retried.json()).status).toBe("succeeded");

@@ -51,6 +51,21 @@ describe("connector timeouts", () => {
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(stripe.charges).toHaveLength(1);
   });
+
+  it("after a timeout, binds the key to its parameters: another amount is 422 and never reaches the processor", async () => {
+    const token = await client.token("5555555555554444");
+    stripe.failNext("hang", 1);
+    const first = await client.sale({ amount: 100, gateway_token: token }, { "idempotency-key": "timeout-then-other-amount" });
+    expect(first.status).toBe(504);
+    const sent = stripe.requests.length;
+    const other = await client.sale({ amount: 500000, gateway_token: token }, { "idempotency-key": "timeout-then-other-amount" });
+    expect(other.status).toBe(422);
+    expect((await other.json()).error.code).toBe("idempotency_param_mismatch");
+    expect(stripe.requests.length).toBe(sent);
+    const same = await client.sale({ amount: 100, gateway_token: token }, { "idempotency-key": "timeout-then-other-amount" });
+    expect(same.status).toBe(201);
+    expect(await same.json()).toMatchObject({ amount: 100, status: "succeeded" });
+  });
   it("keeps a follow-on whose answer was lost in doubt: other follow-ons wait, its own retry settles it", async () => {
     const token = await client.token("5555555555554444");
     const sold = await (await client.sale({ amount: 1000, gateway_token: token })).json();
