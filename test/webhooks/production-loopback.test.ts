@@ -5,7 +5,7 @@ import { startWebhookReceiver, type WebhookReceiver } from "../fakes/webhook-rec
 import { runCli } from "../support/cli";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
-import { emitEvent, sleep } from "./support";
+import { emitEvent, firstAttempts } from "./support";
 
 /**
  * On a production server (PAYGATE_ENV=production) loopback is the operator's machine,
@@ -58,16 +58,7 @@ describe("test-mode webhooks on a production server", () => {
       const test = await server.request(`/v1/webhook_endpoints/${endpoint.id}/test`, { method: "POST", headers: auth(m.secret) });
       expect(await test.json()).toMatchObject({ delivered: false, status_code: null, error: expect.stringMatching(/^refused: 127\.0\.0\.1 is a loopback address/) });
       const event = await emitEvent(server, m.merchant.id, "payment.captured");
-      let attempts: Array<{ status_code: number | null; error: string | null; response_excerpt: string | null }> = [];
-      for (let i = 0; i < 50 && attempts.length === 0; i++) {
-        await sleep(100);
-        attempts = await server.app.db
-          .selectFrom("webhook_attempts")
-          .innerJoin("webhook_deliveries", "webhook_deliveries.id", "webhook_attempts.delivery_id")
-          .select(["webhook_attempts.status_code", "webhook_attempts.error", "webhook_attempts.response_excerpt"])
-          .where("webhook_deliveries.event_id", "=", event.id)
-          .execute();
-      }
+      const attempts = await firstAttempts(server, event.id, endpoint.id);
       expect(attempts).toEqual([{ status_code: null, error: expect.stringMatching(/^refused: 127\.0\.0\.1 is a loopback address/), response_excerpt: null }]);
       expect(receiver.received).toHaveLength(0);
     });

@@ -4,7 +4,7 @@ import { guardedLookup } from "../../server/webhooks/send";
 import { addressRefusal, checkEndpointUrl, embeddedIpv4, selfAddress, selfRefusal } from "../../server/webhooks/url-policy";
 import { bootServer, type TestServer } from "../support/harness";
 import { auth, seedMerchant, type SeededMerchant } from "../support/seed";
-import { emitEvent, sleep } from "./support";
+import { emitEvent, firstAttempts } from "./support";
 
 /** [address, what the refusal names]: refused in live mode, each a range of the IANA special-purpose registries. */
 const LIVE_REFUSED: ReadonlyArray<readonly [string, RegExp]> = [
@@ -188,17 +188,7 @@ describe("no webhook endpoint may target paygate itself", () => {
     expect(await test.json()).toMatchObject({ delivered: false, status_code: null, error: expect.stringMatching(/^refused: 127\.0\.0\.1:\d+ is paygate's own address/) });
 
     const event = await emitEvent(server, m.merchant.id, "payment.captured");
-    let attempts: Array<{ status_code: number | null; error: string | null; response_excerpt: string | null }> = [];
-    for (let i = 0; i < 50 && attempts.length === 0; i++) {
-      await sleep(100);
-      attempts = await server.app.db
-        .selectFrom("webhook_attempts")
-        .innerJoin("webhook_deliveries", "webhook_deliveries.id", "webhook_attempts.delivery_id")
-        .select(["webhook_attempts.status_code", "webhook_attempts.error", "webhook_attempts.response_excerpt"])
-        .where("webhook_deliveries.event_id", "=", event.id)
-        .where("webhook_deliveries.endpoint_id", "=", endpoint.id)
-        .execute();
-    }
+    const attempts = await firstAttempts(server, event.id, endpoint.id);
     expect(attempts).toEqual([{ status_code: null, error: expect.stringMatching(/^refused: 127\.0\.0\.1:\d+ is paygate's own address/), response_excerpt: null }]);
   });
 });

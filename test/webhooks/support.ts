@@ -42,3 +42,25 @@ export async function createEndpoint(server: TestServer, key: string, body: Reco
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface AttemptSeen {
+  status_code: number | null;
+  error: string | null;
+  response_excerpt: string | null;
+}
+
+/** The attempts made for an event's delivery to one endpoint, once there are any (5 s at most). */
+export async function firstAttempts(server: TestServer, eventId: string, endpointId: string): Promise<AttemptSeen[]> {
+  let attempts: AttemptSeen[] = [];
+  for (let i = 0; i < 50 && attempts.length === 0; i++) {
+    await sleep(100);
+    attempts = await server.app.db
+      .selectFrom("webhook_attempts")
+      .innerJoin("webhook_deliveries", "webhook_deliveries.id", "webhook_attempts.delivery_id")
+      .select(["webhook_attempts.status_code", "webhook_attempts.error", "webhook_attempts.response_excerpt"])
+      .where("webhook_deliveries.event_id", "=", eventId)
+      .where("webhook_deliveries.endpoint_id", "=", endpointId)
+      .execute();
+  }
+  return attempts;
+}
