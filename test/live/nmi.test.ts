@@ -92,6 +92,11 @@ describe("nmi in live mode, over paygate's HTTP API", () => {
       ctx.fake.failNext("hang", 1, isTransact);
       await expectError(await ctx.client.capture({ payment_id: authorized.id, amount: 400 }, { "idempotency-key": "nmi-capture-amount" }), 504, "connector_timeout");
       const from = ctx.fake.requests.length;
+      // While its record lives, the key is bound to the 400: another amount never reaches NMI.
+      await expectError(await ctx.client.capture({ payment_id: authorized.id, amount: 500 }, { "idempotency-key": "nmi-capture-amount" }), 422, "idempotency_param_mismatch");
+      expect(ctx.since(from)).toHaveLength(0);
+      // Once it expired, the same processor reference reaches NMI, whose look-up confirms 400 only.
+      await ctx.server.app.db.updateTable("idempotency_keys").set({ expires_at: 0 }).where("key", "=", "nmi-capture-amount").execute();
       const other = await ctx.client.capture({ payment_id: authorized.id, amount: 500 }, { "idempotency-key": "nmi-capture-amount" });
       expect(other.status).toBe(502);
       expect((await other.json()).error).toMatchObject({ connector_code: "processor_error", payment_id: authorized.id });
