@@ -126,7 +126,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await listening.close(0);
     throw error;
   }
-  app.targets = { self: selfAddress(config.host, listening.port), refuseLoopback: config.environment === "production" };
+  app.targets = { ...app.targets, self: selfAddress(config.host, listening.port) };
   scheduleIdempotencyPurge(app);
   try {
     app.instances = await startInstanceHeartbeat(app);

@@ -1,13 +1,22 @@
+import type { ExpressionBuilder } from "kysely";
 import type { Db } from "./database";
 import { olderThan } from "./keyset";
-import type { AuditLogRow } from "./schema";
+import type { AuditLogRow, Database } from "./schema";
+
+type AuditMode = "test" | "live";
+
+/** The records a reader of `mode` sees: that mode's and those without one. */
+const ofMode = (mode: AuditMode) => (eb: ExpressionBuilder<Database, "audit_log">) => eb.or([eb("mode", "=", mode), eb("mode", "is", null)]);
 
 export async function insertAuditRecord(db: Db, row: AuditLogRow): Promise<void> {
   await db.insertInto("audit_log").values(row).execute();
 }
 
-export async function findAuditRecord(db: Db, id: string): Promise<AuditLogRow | undefined> {
-  return db.selectFrom("audit_log").selectAll().where("id", "=", id).executeTakeFirst();
+/** A record by id; with `mode`, only one that mode's reader sees. */
+export async function findAuditRecord(db: Db, id: string, mode?: AuditMode): Promise<AuditLogRow | undefined> {
+  let query = db.selectFrom("audit_log").selectAll().where("id", "=", id);
+  if (mode !== undefined) query = query.where(ofMode(mode));
+  return query.executeTakeFirst();
 }
 
 export interface AuditFilter {
@@ -15,7 +24,7 @@ export interface AuditFilter {
   since?: string | undefined;
   merchantId?: string | undefined;
   /** Only records of this mode and those without one. */
-  mode?: "test" | "live" | undefined;
+  mode?: AuditMode | undefined;
   after?: AuditLogRow | undefined;
 }
 
@@ -24,10 +33,7 @@ export async function listAuditRecords(db: Db, limit: number, filter: AuditFilte
   let query = db.selectFrom("audit_log").selectAll().orderBy("created_at", "desc").orderBy("id", "desc").limit(limit + 1);
   if (filter.since !== undefined) query = query.where("created_at", ">=", filter.since);
   if (filter.merchantId !== undefined) query = query.where("merchant_id", "=", filter.merchantId);
-  if (filter.mode !== undefined) {
-    const mode = filter.mode;
-    query = query.where((eb) => eb.or([eb("mode", "=", mode), eb("mode", "is", null)]));
-  }
+  if (filter.mode !== undefined) query = query.where(ofMode(filter.mode));
   if (filter.after) query = query.where(olderThan(filter.after));
   return query.execute();
 }

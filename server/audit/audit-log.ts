@@ -45,8 +45,9 @@ export interface AuditQuery extends ListParams {
 
 /** A page of the audit log, newest first. */
 export async function listAudit(db: Db, query: AuditQuery): Promise<ListPage<AuditRecord>> {
-  const after = query.startingAfter === undefined ? undefined : await findAuditRecord(db, query.startingAfter);
-  if (query.startingAfter !== undefined && (!after || (query.mode !== undefined && after.mode !== null && after.mode !== query.mode))) {
+  // Another mode's record is unknown to this reader, as a cursor too.
+  const after = query.startingAfter === undefined ? undefined : await findAuditRecord(db, query.startingAfter, query.mode);
+  if (query.startingAfter !== undefined && !after) {
     throw new ApiError(400, "parameter_invalid", `starting_after: no audit record ${query.startingAfter}.`, { param: "starting_after" });
   }
   const rows = await listAuditRecords(db, query.limit, { since: query.since, merchantId: query.merchantId, mode: query.mode, after });

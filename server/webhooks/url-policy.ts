@@ -140,10 +140,12 @@ const article = (word: string) => (/^[aeiou]/i.test(word) ? "an" : "a");
  */
 export function addressRefusal(address: string, mode: Mode, refuseLoopback = false): string | undefined {
   const found = kindOf(address);
-  const loopback = mode === "test" && !refuseLoopback;
-  if (found === undefined || (found.kind === "loopback" && loopback)) return undefined;
+  if (found === undefined || (found.kind === "loopback" && loopbackAllowed(mode, refuseLoopback))) return undefined;
   return `${article(found.kind)} ${found.kind} address${found.via ? `, as ${found.via}` : ""} (${reach(mode, refuseLoopback)})`;
 }
+
+/** Test mode may call a receiver on this machine, except on a production server. */
+const loopbackAllowed = (mode: Mode, refuseLoopback: boolean): boolean => mode === "test" && !refuseLoopback;
 
 const reach = (mode: Mode, refuseLoopback: boolean): string =>
   mode === "live" ? "live-mode webhooks may only go to public addresses"
@@ -202,7 +204,7 @@ export function hostRefusal(url: URL, mode: Mode, rules?: TargetRules): string |
     const refusal = addressRefusal(host, mode, refuseLoopback);
     return refusal && `${host} is ${refusal}`;
   }
-  if ((mode === "live" || refuseLoopback) && isLocalhostName(host)) return `${host} is a loopback name (${reach(mode, refuseLoopback)})`;
+  if (!loopbackAllowed(mode, refuseLoopback) && isLocalhostName(host)) return `${host} is a loopback name (${reach(mode, refuseLoopback)})`;
   return undefined;
 }
 
