@@ -51,6 +51,8 @@ export default defineConfig({
   // runs). esbuild escapes strings and names; asciiOnly does the rest.
   esbuildOptions(options) {
     options.charset = "ascii";
+    options.minifyWhitespace = true;
+    options.minifySyntax = true;
   },
   onSuccess: async () => asciiOnly("dist/paygate.cjs"),
 });

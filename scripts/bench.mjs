@@ -25,6 +25,7 @@ import { cpus, tmpdir, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { dropCachedPages } from "./exe-toolchain.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -55,6 +56,8 @@ function log(line) {
 
 if (!existsSync(bundle)) execFileSync("npm", ["run", "build", "--silent"], { cwd: root, stdio: "inherit" });
 if (useExe && !existsSync(exe)) throw new Error("dist/paygate is missing: run npm run package first");
+// Its file-backed RSS would otherwise depend on what last read the file (exe-toolchain.mjs).
+if (useExe) dropCachedPages(exe);
 // The executable carries its own heap bound (--max-heap-size, scripts/package.mjs),
 // which V8 refuses to combine with both of these flags.
 if (useExe && heapEnv.NODE_OPTIONS) throw new Error("--small-heap is for the bundle: the executable has its heap bound built in");
@@ -90,6 +93,14 @@ function peakRssMb(pid) {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const match = /VmHWM:\s+(\d+) kB/.exec(status);
   return match ? Math.round(Number(match[1]) / 1024) : NaN;
+}
+
+/** What the server's RSS is made of now: V8 and malloc (anonymous), and its executable's pages (file). */
+function rssBreakdown(pid) {
+  const mbOf = (text, key) => Math.round(Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? NaN) / 1024);
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  return `RssAnon ${mbOf(status, "RssAnon")} MB, RssFile ${mbOf(status, "RssFile")} MB of which ${mbOf(rollup, "FilePmdMapped")} MB mapped as 2 MB folios`;
 }
 
 /** CPU time (user + system, all threads) the processes used so far, in ms; Linux ticks are 10 ms. */
@@ -380,6 +391,7 @@ try {
     }
   }
   const heaviestRss = peakRssMb(pid);
+  const rssParts = rssBreakdown(pid);
 
   const stopPaygate = async () => {
     await Promise.all(
@@ -455,7 +467,7 @@ try {
   if (fanoutLine) log(fanoutLine);
   if (growLine) log(growLine);
   if (coldBundle !== undefined) log(`cold start to /health/ready 200 (median of 7, a fresh SQLite data dir each): bundle ${coldBundle} ms${coldExe === undefined ? "" : `, executable ${coldExe} ms`}`);
-  log(`server peak RSS over the whole run: ${heaviestRss} MB`);
+  log(`server peak RSS over the whole run: ${heaviestRss} MB (at the end: ${rssParts})`);
   if (cpuProf) {
     const profiles = readdirSync(profDir).filter((f) => f.endsWith(".cpuprofile"));
     log(`CPU profile(s) in ${profDir}: ${profiles.join(", ")} (open in Chrome DevTools, or see the summary below)`);

@@ -175,3 +175,16 @@ if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.me
     process.exitCode = 1;
   }
 }
+
+/**
+ * Drops a file's clean cached pages (posix_fadvise DONTNEED, through GNU dd). A file
+ * that was just written, or read through with read() (cp, sha256sum), sits in the page
+ * cache in large folios, and the kernel maps whole 2 MB folios of it into a process that
+ * runs it (FilePmdMapped in smaps): measured, RssFile of the same executable at idle
+ * was 55 MB from a cold cache and 71-80 MB after a sequential read, 20-30 MB of RSS that
+ * are the cache's history, not paygate's. Dropping the cache before a run makes it look
+ * like every run of a deployed copy. Best effort: without GNU dd nothing changes.
+ */
+export function dropCachedPages(file) {
+  spawnSync("dd", [`if=${file}`, "iflag=nocache", "count=0", "status=none"]);
+}

@@ -19,14 +19,16 @@
 // empty directory and report the pinned Node, a created database, an accepted code
 // cache and the built-in heap bounds before it replaces dist/paygate.
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, relative } from "node:path";
-import { ensureAddon, ensureHeaders, ensureNode, pinnedAddonHeadersVersion, pinnedNodeVersion, root, ToolchainError } from "./exe-toolchain.mjs";
+import { dropCachedPages, ensureAddon, ensureHeaders, ensureNode, pinnedAddonHeadersVersion, pinnedNodeVersion, root, ToolchainError } from "./exe-toolchain.mjs";
 
 const require = createRequire(join(root, "package.json"));
 
-const NATIVE_ASSET = "better_sqlite3.node"; // must match store/native-binding.ts
+const NATIVE_ASSET = "better_sqlite3.node"; // these two must match store/native-binding.ts
+const NATIVE_DIGEST_ASSET = "better_sqlite3.node.sha256";
 const SEA_MAIN = join(root, "scripts", "sea-main.cjs");
 const BUNDLE_ASSET = "paygate.cjs"; // these two must match scripts/sea-main.cjs
 const CACHE_ASSET = "paygate.codecache";
@@ -165,6 +167,7 @@ async function main() {
       fail("postject is not installed (dev dependency): run `npm ci` first");
     }
     const blob = join(workDir, "sea-prep.blob");
+    const addonDigest = join(workDir, NATIVE_DIGEST_ASSET);
     const seaConfig = {
       main: SEA_MAIN,
       output: blob,
@@ -174,8 +177,9 @@ async function main() {
       useCodeCache: false,
       execArgv: HEAP_BOUNDS,
       execArgvExtension: "env",
-      assets: { [NATIVE_ASSET]: addon, [BUNDLE_ASSET]: bundle, [CACHE_ASSET]: codeCache },
+      assets: { [NATIVE_ASSET]: addon, [NATIVE_DIGEST_ASSET]: addonDigest, [BUNDLE_ASSET]: bundle, [CACHE_ASSET]: codeCache },
     };
+    writeFileSync(addonDigest, createHash("sha256").update(readFileSync(addon)).digest("hex"));
     const configFile = join(workDir, "sea-config.json");
     writeFileSync(configFile, JSON.stringify(seaConfig, null, 2));
     console.log(`   execArgv ${HEAP_BOUNDS.join(" ")}, execArgvExtension env, bundle and code cache as assets`);
@@ -226,18 +230,6 @@ async function main() {
   const size = statSync(output).size;
   console.log(`\nwrote ${rel(output)}: ${mb(size)} (${size} bytes), ${baseNode !== nodeBin ? "stripped node" : "unstripped node"}, linux-x64, node v${nodeVersion}, better-sqlite3 ${sqliteVersion}, paygate ${version}`);
   console.log(`total time ${secs(performance.now() - started)}`);
-}
-
-/**
- * The file just written sits in the page cache in large folios, and a process mapping
- * it then counts about 20 MB more file-backed RSS than the same binary read back from
- * disk (measured: RssFile 82 against 62 MB at idle), until the kernel reclaims that
- * cache. Dropping the file's clean cached pages (posix_fadvise DONTNEED, through GNU
- * dd) makes its first runs look like every later one. Best effort: without GNU dd the
- * executable is the same, only its first runs map more.
- */
-function dropCachedPages(file) {
-  spawnSync("dd", [`if=${file}`, "iflag=nocache", "count=0", "status=none"]);
 }
 
 try {

@@ -1,11 +1,13 @@
 import { createRequire } from "node:module";
 import { createHash } from "node:crypto";
-import { lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { closeSync, lstatSync, mkdirSync, openSync, readSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
 /** Name of the better-sqlite3 addon inside the single executable's assets. */
 export const NATIVE_ASSET = "better_sqlite3.node";
+/** Its SHA-256 (hex), a separate asset written by scripts/package.mjs. */
+export const NATIVE_DIGEST_ASSET = "better_sqlite3.node.sha256";
 
 const nodeRequire = createRequire(import.meta.url);
 
@@ -36,7 +38,10 @@ export function nativeBinding(): string | object {
     const pkg = nodeRequire.resolve("better-sqlite3/package.json");
     return join(dirname(pkg), "build", "Release", NATIVE_ASSET);
   }
-  const file = placeAddon(Buffer.from(sea.getRawAsset(NATIVE_ASSET)), tmpdir());
+  // The digest, not the addon's 1.7 MB, is read at each start: every page of the
+  // executable a start reads stays in its RSS for as long as it runs.
+  const digest = Buffer.from(sea.getRawAsset(NATIVE_DIGEST_ASSET)).toString("latin1").trim();
+  const file = placeAddon({ digest, bytes: () => new Uint8Array(sea.getRawAsset(NATIVE_ASSET)) }, tmpdir());
   const addon = { exports: {} as object };
   process.dlopen(addon, file);
   return addon.exports;
@@ -47,9 +52,9 @@ export function nativeBinding(): string | object {
  * own under `root` (`paygate-native-<uid>`), so several OS users can each run paygate,
  * and nobody else can put a library there for it to load. The directory must be a real
  * directory owned by this user and closed to others; a file already there is used only
- * if its bytes are the addon's.
+ * if its bytes hash to the addon's digest.
  */
-export function placeAddon(bytes: Buffer, root: string): string {
+export function placeAddon(addon: { digest: string; bytes(): Uint8Array }, root: string): string {
   const uid = process.getuid?.() ?? 0;
   const dir = join(root, `paygate-native-${uid}`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -57,18 +62,33 @@ export function placeAddon(bytes: Buffer, root: string): string {
   if (!stat.isDirectory() || stat.uid !== uid || (stat.mode & 0o077) !== 0) {
     throw new Error(`${dir} is not a directory of this user's closed to others; remove it, or set TMPDIR to another directory`);
   }
-  const digest = createHash("sha256").update(bytes).digest("hex");
-  const file = join(dir, `better_sqlite3-${digest.slice(0, 16)}.node`);
-  let present: Buffer | undefined;
-  try {
-    present = readFileSync(file);
-  } catch {
-    present = undefined;
-  }
-  if (!present || createHash("sha256").update(present).digest("hex") !== digest) {
+  const file = join(dir, `better_sqlite3-${addon.digest.slice(0, 16)}.node`);
+  if (fileDigest(file) !== addon.digest) {
+    const bytes = addon.bytes();
+    if (createHash("sha256").update(bytes).digest("hex") !== addon.digest) throw new Error("the embedded SQLite addon does not match its digest: the executable is damaged");
     const partial = `${file}.${process.pid}.tmp`;
     writeFileSync(partial, bytes, { mode: 0o700 });
     renameSync(partial, file);
   }
   return file;
+}
+
+/** SHA-256 of a file, read in small chunks (no 1.7 MB buffer), or undefined if it cannot be read. */
+function fileDigest(file: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    const hash = createHash("sha256");
+    const chunk = Buffer.allocUnsafe(64 * 1024);
+    for (let n = readSync(fd, chunk); n > 0; n = readSync(fd, chunk)) hash.update(chunk.subarray(0, n));
+    return hash.digest("hex");
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -5,16 +5,20 @@
 // starts `dist/paygate sandbox` (rate limit off, extra environment from the argument),
 // drives 8 s of tokenize and 8 s of sales, then 2,500 sales fanning out to 4 webhook
 // endpoints on a local receiver, and prints VmHWM / VmRSS / RssAnon / RssFile (MB)
-// after each step, then the largest anonymous mappings (V8 heap pages, malloc arenas).
+// after each step (the executable's cached pages dropped first: see dropCachedPages),
+// then the largest anonymous mappings (V8 heap pages, malloc arenas).
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
+import { dropCachedPages } from "../exe-toolchain.mjs";
 const extraEnv = JSON.parse(process.argv[2] ?? "{}");
 const dir = mkdtempSync(join(tmpdir(), "rss-"));
-const child = spawn(process.env.PAYGATE_EXE ?? "dist/paygate", ["sandbox", "--json", "--port", "0", "--data", dir], { env: { ...process.env, PAYGATE_RATE_LIMIT: "0", PAYGATE_LOG_LEVEL: "warn", ...extraEnv }, stdio: ["ignore", "pipe", "inherit"] });
+const exe = process.env.PAYGATE_EXE ?? "dist/paygate";
+dropCachedPages(exe);
+const child = spawn(exe, ["sandbox", "--json", "--port", "0", "--data", dir], { env: { ...process.env, PAYGATE_RATE_LIMIT: "0", PAYGATE_LOG_LEVEL: "warn", ...extraEnv }, stdio: ["ignore", "pipe", "inherit"] });
 const line = await new Promise((r) => { let o = ""; child.stdout.on("data", (d) => { o += d; if (o.includes("\n")) r(o.split("\n")[0]); }); });
 const sb = JSON.parse(line);
 const status = () => Object.fromEntries(readFileSync(`/proc/${child.pid}/status`, "utf8").split("\n").filter((l) => /^(VmHWM|VmRSS|RssAnon|RssFile|Threads)/.test(l)).map((l) => l.split(/:\s+/)).map(([k, v]) => [k, k === "Threads" ? Number(v) : Math.round(parseInt(v) / 1024)]));
@@ -40,7 +44,7 @@ receiver.close();
   const metrics = await (await fetch(`${sb.base_url}/metrics`)).text();
   const heap = metrics.split("\n").filter((l) => /^nodejs_(heap_space_size_(total|used)_bytes|external_memory_bytes|heap_size_(total|used)_bytes)/.test(l));
   for (const l of heap) { const [k, v] = l.split(/ (?=[\d.e+]+$)/); if (Number(v) > 2 ** 20) console.log(`  ${k} ${Math.round(Number(v) / 2 ** 20)} MB`); }
-  console.log(" ", readFileSync(`/proc/${child.pid}/smaps_rollup`, "utf8").split("\n").filter((l) => /^(Rss|Anonymous|Private_Clean|Shared_Clean):/.test(l)).map((l) => l.replace(/\s+/g, " ")).join("; "));
+  console.log(" ", readFileSync(`/proc/${child.pid}/smaps_rollup`, "utf8").split("\n").filter((l) => /^(Rss|Anonymous|Private_Clean|Shared_Clean|FilePmdMapped):/.test(l)).map((l) => l.replace(/\s+/g, " ")).join("; "));
 }
 {
   const smaps = readFileSync(`/proc/${child.pid}/smaps`, "utf8").split("\n");
