@@ -32,6 +32,7 @@ const NATIVE_DIGEST_ASSET = "better_sqlite3.node.sha256";
 const SEA_MAIN = join(root, "scripts", "sea-main.cjs");
 const BUNDLE_ASSET = "paygate.cjs"; // these two must match scripts/sea-main.cjs
 const CACHE_ASSET = "paygate.codecache";
+const CACHE_ALIGNMENT = 8;
 const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
 // V8 sizes its heap at start-up and grows it lazily to far more than paygate needs;
 // this bound keeps the heaviest `npm run bench -- --exe` scenario under 150 MB RSS at
@@ -94,7 +95,7 @@ async function main() {
 
   // A failed run must never leave an older executable behind to be tested or shipped.
   rmSync(output, { force: true });
-  rmSync(workDir, { recursive: true, force: true });
+  if (!process.env.KEEP_WORK) rmSync(workDir, { recursive: true, force: true });
   mkdirSync(workDir, { recursive: true });
 
   await step("bundle (tsup)", () => {
@@ -151,11 +152,13 @@ async function main() {
     copyFileSync(addon, join(genAddonDir, "build", "Release", NATIVE_ASSET));
     const genBundle = join(genDir, "dist", "paygate.cjs");
     copyFileSync(bundle, genBundle);
-    const out = join(workDir, CACHE_ASSET);
-    const r = run(nodeBin, [...HEAP_BOUNDS, SEA_MAIN, "--write-code-cache", out, genBundle], { cwd: genDir, env: { PATH: process.env.PATH, TMPDIR: join(genDir, "tmp") }, timeout: 60_000 });
-    if (r.status !== 0 || !existsSync(out)) fail(`the code cache run failed (exit ${r.status ?? r.signal}): ${(r.stderr || r.stdout).trim()}`);
+    const outDir = join(workDir, "assets");
+    mkdirSync(outDir);
+    const out = join(outDir, CACHE_ASSET);
+    const r = run(nodeBin, [...HEAP_BOUNDS, SEA_MAIN, "--write-code-cache", outDir, genBundle], { cwd: genDir, env: { PATH: process.env.PATH, TMPDIR: join(genDir, "tmp") }, timeout: 60_000 });
+    if (r.status !== 0 || !existsSync(out) || !existsSync(join(outDir, BUNDLE_ASSET))) fail(`the code cache run failed (exit ${r.status ?? r.signal}): ${(r.stderr || r.stdout).trim()}`);
     console.log(`   ${mb(statSync(out).size)} of compiled code for a ${mb(statSync(bundle).size)} bundle`);
-    return out;
+    return { cache: out, source: join(outDir, BUNDLE_ASSET) };
   });
 
   const built = join(workDir, "paygate");
@@ -168,8 +171,11 @@ async function main() {
     }
     const blob = join(workDir, "sea-prep.blob");
     const addonDigest = join(workDir, NATIVE_DIGEST_ASSET);
+    const digest = createHash("sha256").update(readFileSync(addon)).digest("hex");
+    const main = join(workDir, "sea-main.cjs");
+    writeFileSync(addonDigest, digest);
     const seaConfig = {
-      main: SEA_MAIN,
+      main,
       output: blob,
       disableExperimentalSEAWarning: true,
       useSnapshot: false,
@@ -177,22 +183,35 @@ async function main() {
       useCodeCache: false,
       execArgv: HEAP_BOUNDS,
       execArgvExtension: "env",
-      assets: { [NATIVE_ASSET]: addon, [NATIVE_DIGEST_ASSET]: addonDigest, [BUNDLE_ASSET]: bundle, [CACHE_ASSET]: codeCache },
+      assets: { [NATIVE_ASSET]: addon, [NATIVE_DIGEST_ASSET]: addonDigest, [BUNDLE_ASSET]: codeCache.source, [CACHE_ASSET]: codeCache.cache },
     };
-    writeFileSync(addonDigest, createHash("sha256").update(readFileSync(addon)).digest("hex"));
     const configFile = join(workDir, "sea-config.json");
     writeFileSync(configFile, JSON.stringify(seaConfig, null, 2));
     console.log(`   execArgv ${HEAP_BOUNDS.join(" ")}, execArgvExtension env, bundle and code cache as assets`);
-    // Node's own sea-config must come from this Node, never the environment's.
-    const r = run(nodeBin, ["--experimental-sea-config", configFile], { cwd: workDir, env: { PATH: process.env.PATH } });
-    if (r.status !== 0 || !existsSync(blob)) fail(`node --experimental-sea-config failed: ${(r.stderr || r.stdout).trim()}`);
-    copyFileSync(baseNode, built);
-    chmodSync(built, 0o755);
-    try {
-      await postject.inject(built, "NODE_SEA_BLOB", readFileSync(blob), { sentinelFuse: SEA_FUSE });
-    } catch (error) {
-      fail(`postject could not inject the blob: ${error instanceof Error ? error.message : String(error)}`);
-    }
+    /** Builds the executable with `padding` newlines after the loader's text. */
+    const buildWith = async (padding) => {
+      writeFileSync(main, readFileSync(SEA_MAIN, "utf8") + "\n".repeat(padding));
+      // Node's own sea-config must come from this Node, never the environment's.
+      const r = run(nodeBin, ["--experimental-sea-config", configFile], { cwd: workDir, env: { PATH: process.env.PATH } });
+      if (r.status !== 0 || !existsSync(blob)) fail(`node --experimental-sea-config failed: ${(r.stderr || r.stdout).trim()}`);
+      copyFileSync(baseNode, built);
+      chmodSync(built, 0o755);
+      try {
+        await postject.inject(built, "NODE_SEA_BLOB", readFileSync(blob), { sentinelFuse: SEA_FUSE });
+      } catch (error) {
+        fail(`postject could not inject the blob: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      return readFileSync(built).indexOf(readFileSync(codeCache.cache).subarray(0, 4096)) % CACHE_ALIGNMENT;
+    };
+    // V8 reads a code cache in place only if it is 8-byte aligned; otherwise it copies
+    // it (2 MB) and frees the copy, which raises glibc's mmap and trim thresholds for
+    // the rest of the process (sea-main.cjs). The executable maps the blob at an
+    // address congruent to its file offset, so the file offset decides; the blob holds
+    // the loader (SEA main) before its assets, so padding the loader moves the cache.
+    let misaligned = await buildWith(0);
+    if (misaligned !== 0) misaligned = await buildWith(CACHE_ALIGNMENT - misaligned);
+    if (misaligned !== 0) console.warn(`   warning: the code cache is not ${CACHE_ALIGNMENT}-byte aligned in the executable; V8 will copy it at each start`);
+    else console.log(`   code cache ${CACHE_ALIGNMENT}-byte aligned in the file`);
     console.log(`   blob ${mb(statSync(blob).size)}, postject ${require("postject/package.json").version}`);
   });
 
@@ -239,5 +258,5 @@ try {
   console.error(`\npackage failed: ${known ? error.message : (error?.stack ?? String(error))}`);
   process.exitCode = 1;
 } finally {
-  rmSync(workDir, { recursive: true, force: true });
+  if (!process.env.KEEP_WORK) rmSync(workDir, { recursive: true, force: true });
 }
