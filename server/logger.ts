@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type Logger } from "pino";
 import type { LogLevel } from "./config";
+import { createIsoTime } from "./log-time";
 
 export type { Logger };
 
@@ -86,7 +87,7 @@ export function createLoggers(level: LogLevel, fd = 1, options: LoggerOptions = 
   const common = {
     level,
     base: { service: "paygate" },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    timestamp: createIsoTime(),
     formatters: { level: (label: string) => ({ level: label }) },
   };
   return {
