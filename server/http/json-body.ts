@@ -1,6 +1,7 @@
 import type { H3Event } from "h3";
 import type { Readable } from "node:stream";
 import { ApiError } from "../errors";
+import { paramName } from "./validate";
 
 /** @default 1 MiB (CONTRACT §1) */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -81,7 +82,32 @@ export async function readJsonObject(event: H3Event): Promise<Record<string, unk
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new ApiError(400, "parameter_invalid", "The request body must be a JSON object.");
   }
+  // Only a body that spells the key, or escapes some character, can hold it.
+  const protoAt = raw.includes(PROTO) || raw.includes("\\u") ? protoKeyPath(parsed) : undefined;
+  if (protoAt) {
+    const param = paramName(protoAt);
+    throw new ApiError(400, "parameter_invalid", `${param ? `${param} holds` : "The request body holds"} the key "${PROTO}", which no object accepts.`, param ? { param } : {});
+  }
   return parsed as Record<string, unknown>;
+}
+
+const PROTO = "__proto__";
+
+/**
+ * Where the body has an own key `__proto__`, named by its parent (undefined if none).
+ * JSON.parse makes it an ordinary key, but zod's records skip it without a word (a
+ * metadata `{"__proto__": {...}}` passed unvalidated and was dropped), and assigning
+ * it anywhere would set a prototype: it is refused, as a value no field takes.
+ */
+export function protoKeyPath(value: unknown): string[] | undefined {
+  const pending: Array<[unknown, string[]]> = [[value, []]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, path] = next;
+    if (item === null || typeof item !== "object") continue;
+    if (!Array.isArray(item) && Object.prototype.hasOwnProperty.call(item, PROTO)) return path;
+    for (const [key, child] of Object.entries(item)) pending.push([child, [...path, key]]);
+  }
+  return undefined;
 }
 
 /** Whether any value sits deeper than `max` containers; iterative, so no depth can overflow the stack. */

@@ -56,6 +56,33 @@ describe("hostile bodies on every write route", () => {
   const pathOf = (r: Route) =>
     r.path.replace(/:(\w+)/g, (_, name: string) => (name === "id" && r.path.startsWith("/v1/events") ? params.eventId : params[name]) as string);
 
+  it("refuses a __proto__ key anywhere in a body, spelled or escaped, naming its parent", async () => {
+    const client = paymentsClient(server, keys.secret);
+    const token = await client.token();
+    const sale = (metadata: string) =>
+      server.request("/v1/payments/sale", {
+        method: "POST",
+        headers: { ...auth(keys.secret), "content-type": "application/json", "idempotency-key": `proto-${Math.random()}` },
+        body: `{"amount":100,"currency":"usd","gateway_token":"${token}","metadata":${metadata}}`,
+      });
+    for (const metadata of ['{"__proto__":{"admin":true}}', '{"a":"1","__proto__":"x"}', '{"\\u005f_proto__":"x"}']) {
+      const res = await sale(metadata);
+      expect(res.status, metadata).toBe(400);
+      expect((await res.json()).error).toMatchObject({ type: "invalid_request_error", code: "parameter_invalid", param: "metadata" });
+    }
+    const top = await server.request("/v1/webhook_endpoints", {
+      method: "POST",
+      headers: { ...auth(keys.secret), "content-type": "application/json", "idempotency-key": "proto-top" },
+      body: '{"__proto__":{"url":"http://127.0.0.1:9/x"},"url":"http://127.0.0.1:9/h","event_types":["*"]}',
+    });
+    expect(top.status).toBe(400);
+    expect((await top.json()).error.message).toMatch(/request body holds the key "__proto__"/);
+    // The same characters as a value, or inside a longer key, are ordinary text.
+    const fine = await sale('{"note":"__proto__","__proto__x":"y"}');
+    expect(fine.status).toBe(201);
+    expect((await fine.json()).metadata).toEqual({ note: "__proto__", __proto__x: "y" });
+  });
+
   it("covers the write routes", () => {
     expect(writes.length).toBeGreaterThanOrEqual(15);
   });
