@@ -95,7 +95,7 @@ async function main() {
 
   // A failed run must never leave an older executable behind to be tested or shipped.
   rmSync(output, { force: true });
-  if (!process.env.KEEP_WORK) rmSync(workDir, { recursive: true, force: true });
+  rmSync(workDir, { recursive: true, force: true });
   mkdirSync(workDir, { recursive: true });
 
   await step("bundle (tsup)", () => {
@@ -258,5 +258,5 @@ try {
   console.error(`\npackage failed: ${known ? error.message : (error?.stack ?? String(error))}`);
   process.exitCode = 1;
 } finally {
-  if (!process.env.KEEP_WORK) rmSync(workDir, { recursive: true, force: true });
+  rmSync(workDir, { recursive: true, force: true });
 }
