@@ -20,6 +20,7 @@
 // to twice that) for the rest of the process: measured, about 25 MB of freed memory
 // then stayed in the V8 worker threads' malloc arenas under load. The asset's string
 // is the script's own source and lives as long as the process.
+//
 // V8 checks a cache against its source and its own version and flags and ignores one
 // that does not match (the program then runs, only slower): the executable reports
 // which happened in `paygate self-check` ("code_cache").
