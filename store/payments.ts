@@ -86,13 +86,16 @@ export interface FollowOnClaim {
  * amount still fits in what was captured. One statement, so two processes can never
  * both hold it. Returns whether the claim was taken.
  */
-export async function claimPayment(trx: Trx, id: string, from: readonly string[], claim: FollowOnClaim, now: number, refund: boolean): Promise<boolean> {
+export async function claimPayment(trx: Trx, id: string, from: readonly string[], claim: FollowOnClaim, now: number, refund: boolean, lapsedHoldMs: number): Promise<boolean> {
+  // A claim that outlived its lease unsettled (its process died mid-call) holds as an
+  // in-doubt one does: `lapsedHoldMs` more, against everyone but its own request.
+  const freeAt = sql<number>`pending_until + case when pending_in_doubt = 1 then 0 else ${lapsedHoldMs} end`;
   let query = trx
     .updateTable("payments")
     .set({ pending_operation: claim.operation, pending_amount: claim.amount, pending_request: claim.request, pending_until: claim.until, pending_in_doubt: 0 })
     .where("id", "=", id)
     .where("status", "in", from)
-    .where((eb) => eb.or([eb("pending_request", "is", null), eb("pending_until", "<=", now), eb("pending_request", "=", claim.request)]));
+    .where((eb) => eb.or([eb("pending_request", "is", null), eb(freeAt, "<=", now), eb("pending_request", "=", claim.request)]));
   if (refund) query = query.where(sql<boolean>`amount_refunded + ${claim.amount} <= amount_captured`);
   const result = await query.executeTakeFirst();
   return result.numUpdatedRows > 0n;

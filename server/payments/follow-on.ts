@@ -15,7 +15,7 @@ import type { FollowOnInput } from "./payment-input";
 import { getPayment, paymentNotFound } from "./retrieve";
 import { canFollow, FOLLOW_ONS, type FollowOn } from "./state-machine";
 
-/** Beyond the processor timeout, how long a live claim lasts: a crashed process's claim frees itself after this. */
+/** Beyond the processor timeout, how long a live claim lasts; after it, the claim is in doubt (see `lapsed`). */
 const CLAIM_GRACE_MS = 60_000;
 /** How long an unanswered follow-on keeps the payment from everyone but its own retry (like TSYS's in-doubt references). */
 const IN_DOUBT_HOLD_MS = 24 * 60 * 60 * 1000;
@@ -27,9 +27,20 @@ const MAX_POLL_MS = 100;
 const invalidTransition = (operation: FollowOn, payment: Payment) =>
   new ApiError(409, "invalid_state_transition", `Cannot ${operation} a payment in status ${payment.status}.`, { param: "payment_id" });
 
+/**
+ * A claim whose lease ran out with neither an answer recorded nor the claim released:
+ * its process died (a kill, a crash) after claiming, perhaps after the processor moved
+ * the money. It is treated as an unanswered call: only its own request's retry, which
+ * re-asks the processor with the same reference, may take it, for `IN_DOUBT_HOLD_MS`.
+ */
+const lapsed = (row: PaymentRow, now: number): boolean => !row.pending_in_doubt && row.pending_request !== null && (row.pending_until ?? 0) <= now;
+
+/** Until when the claim keeps every other request out. */
+const heldUntil = (row: PaymentRow): number => (row.pending_until ?? 0) + (row.pending_in_doubt ? 0 : IN_DOUBT_HOLD_MS);
+
 /** Answered with Retry-After, so idempotency does not keep it: the same key works once the payment is free. */
-const busy = (row: PaymentRow) =>
-  row.pending_in_doubt
+const busy = (row: PaymentRow, now: number) =>
+  row.pending_in_doubt || lapsed(row, now)
     ? new ApiError(
         409,
         "conflict",
@@ -81,9 +92,9 @@ async function claim(
   let row = first;
   for (;;) {
     const now = Date.now();
-    const heldByOther = row.pending_request !== null && row.pending_request !== reference && (row.pending_until ?? 0) > now;
+    const heldByOther = row.pending_request !== null && row.pending_request !== reference && heldUntil(row) > now;
     if (heldByOther) {
-      if (row.pending_in_doubt || now >= giveUpAt) throw busy(row);
+      if (row.pending_in_doubt || lapsed(row, now) || now >= giveUpAt) throw busy(row, now);
       await sleep(pause);
       pause = Math.min(pause * 2, MAX_POLL_MS);
     } else {
@@ -92,7 +103,7 @@ async function claim(
       const amount = amountFor(operation, payment, input.amount);
       const until = now + app.config.connectorTimeoutMs + CLAIM_GRACE_MS;
       const taken = await app.writes.run((trx) =>
-        claimPayment(trx, row.id, FOLLOW_ONS[operation].from, { operation, amount, request: reference, until }, now, operation === "refund"),
+        claimPayment(trx, row.id, FOLLOW_ONS[operation].from, { operation, amount, request: reference, until }, now, operation === "refund", IN_DOUBT_HOLD_MS),
       );
       if (taken) {
         const held = await readPayment(app, actor, input.payment_id);
