@@ -98,25 +98,27 @@ describe("a server already running when another process marks its database", () 
     await Promise.all([captured.close(), refunded.close()]);
   });
 
-  it("refuses its next loopback connection and endpoint, and stops using the connections it kept", async () => {
+  it("learns of the mark within seconds, then refuses loopback targets, on the connections it kept and on new ones", async () => {
     await emitEvent(server, m.merchant.id, "payment.captured");
     await captured.waitUntil((got) => got.length === 1);
 
     const production = await startCliServer(["serve", "--port", "0", "--data", dataDir], { env: { PAYGATE_ENV: "production" } });
     expect(await production.stop()).toBe(0);
+    // Nothing here asks the database before this: the server's own sweep reads the mark.
+    await expect.poll(() => server.app.production.known, { timeout: 3000 }).toBe(true);
 
-    const saved = await server.request("/v1/webhook_endpoints", { method: "POST", headers: auth(m.secret), json: { url: captured.url, event_types: ["*"] } });
-    expect(saved.status).toBe(400);
-    expect((await saved.json()).error.message).toMatch(/production server may only go to public addresses/);
+    const again = await emitEvent(server, m.merchant.id, "payment.captured");
+    expect(await firstAttempts(server, again.id, capturedEndpoint)).toEqual([{ status_code: null, error: expect.stringMatching(REFUSED_LOOPBACK), response_excerpt: null }]);
+    expect(captured.received).toHaveLength(1);
+    expect(captured.openConnections()).toBe(0);
 
     const event = await emitEvent(server, m.merchant.id, "payment.refunded");
     expect(await firstAttempts(server, event.id, refundedEndpoint)).toEqual([{ status_code: null, error: expect.stringMatching(REFUSED_LOOPBACK), response_excerpt: null }]);
     expect(refunded.connections()).toBe(0);
 
-    await expect.poll(() => server.app.production.known).toBe(true);
-    const again = await emitEvent(server, m.merchant.id, "payment.captured");
-    expect(await firstAttempts(server, again.id, capturedEndpoint)).toEqual([{ status_code: null, error: expect.stringMatching(REFUSED_LOOPBACK), response_excerpt: null }]);
-    expect(captured.received).toHaveLength(1);
+    const saved = await server.request("/v1/webhook_endpoints", { method: "POST", headers: auth(m.secret), json: { url: captured.url, event_types: ["*"] } });
+    expect(saved.status).toBe(400);
+    expect((await saved.json()).error.message).toMatch(/production server may only go to public addresses/);
   });
 });
 
