@@ -22,7 +22,8 @@ const STOP_GRACE_MS = 2_000;
  *
  * Every second, too, a process not yet known to be production reads whether another
  * process marked the database since: kept-alive connections opened before the mark
- * are then dropped (server/webhooks/send.ts), however busy they are.
+ * are then never lent again (server/webhooks/send.ts), even those kept too busy to
+ * idle out, which no new connection's check would reach.
  */
 export function startWebhookDelivery(app: AppContext): WebhookDelivery {
   const dispatcher = new Dispatcher(app);
