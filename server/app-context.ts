@@ -8,7 +8,8 @@ import type { Instances } from "./jobs/instance-heartbeat";
 import type { Authenticator } from "./keys/authenticator";
 import type { Cipher } from "./secrets/cipher";
 import type { WebhookDelivery } from "./webhooks/service";
-import type { TargetRules } from "./webhooks/url-policy";
+import type { ProductionRule } from "./production-rule";
+import type { WebhookTargets } from "./webhooks/targets";
 
 /** The dependencies every service and route receives; built once per process. */
 export interface AppContext {
@@ -28,11 +29,13 @@ export interface AppContext {
   cipher: Cipher;
   /** Keys the idempotency fingerprints (server/http/idempotency.ts); derived from the master key. */
   fingerprintKey: Buffer;
+  /** Whether the production rules apply: this process's config, or its database's mark. */
+  production: ProductionRule;
   /**
    * Limits on webhook targets: where this process serves HTTP, once listening (never
-   * in the CLI), and loopback on a production server.
+   * in the CLI), and loopback when production.
    */
-  targets: TargetRules;
+  targets: WebhookTargets;
   /** Webhook sending; a no-op in the CLI. */
   webhooks: WebhookDelivery;
   /** The serving processes on this database (server/jobs/instance-heartbeat.ts); one in the CLI. */

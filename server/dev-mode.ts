@@ -8,6 +8,7 @@ import { ApiError } from "./errors";
 import { isoNow } from "./ids";
 import { createApiKey } from "./keys/api-keys";
 import type { Actor } from "./keys/actor";
+import type { ProductionRule } from "./production-rule";
 import { SECRET_KEY_SCOPES } from "./keys/scopes";
 import { createMerchant, getMerchant, type Merchant } from "./merchants/merchants";
 import type { SecretDeps } from "./secrets/secret-store";
@@ -34,6 +35,17 @@ export function assertDevModeAllowed(config: Config): void {
 export async function assertNoLiveAccess(db: Db, dataDir: string): Promise<void> {
   if (await holdsLiveAccess(db)) {
     throw new ConfigError(SETTING, `development mode refuses a data dir that holds live API keys or live connector accounts (${dataDir}); use a separate data dir`);
+  }
+}
+
+/**
+ * A database a production server has served stays production (server/production-rule.ts),
+ * whatever this process's own environment says: dev mode refuses it as it refuses
+ * PAYGATE_ENV=production.
+ */
+export async function assertNotProductionDatabase(production: ProductionRule, location: string): Promise<void> {
+  if (await production.check()) {
+    throw new ConfigError(SETTING, `development mode refuses a production database (${location}: a server with PAYGATE_ENV=production served it, which marks it for good); use a separate data dir`);
   }
 }
 

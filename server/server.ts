@@ -11,7 +11,7 @@ import { seedSandboxAccount } from "./accounts/seed-sandbox-account";
 import { paymentRoutes } from "./payments/routes";
 import { routingRoutes } from "./routing/routes";
 import { tokenRoutes } from "./tokens/routes";
-import { assertDevModeAllowed, assertNoLiveAccess, devModeActor, type DevSeeder } from "./dev-mode";
+import { assertDevModeAllowed, assertNoLiveAccess, assertNotProductionDatabase, devModeActor, type DevSeeder } from "./dev-mode";
 import { healthRoutes } from "./health/routes";
 import { scheduleIdempotencyPurge } from "./jobs/idempotency-purge";
 import { ONE_INSTANCE, startInstanceHeartbeat } from "./jobs/instance-heartbeat";
@@ -28,7 +28,9 @@ import { endEventStreams } from "./events/stream";
 import { testDataRoutes } from "./test-data/routes";
 import { openApiRoutes } from "./openapi/routes";
 import { NO_DELIVERY, startWebhookDelivery } from "./webhooks/service";
+import { WebhookTargets } from "./webhooks/targets";
 import { selfAddress } from "./webhooks/url-policy";
+import { ProductionRule } from "./production-rule";
 import { FINGERPRINT_KEY_LABEL } from "./http/idempotency";
 import { listenOn, readTls } from "./http/listen";
 import { createRouter } from "./http/router";
@@ -70,11 +72,15 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   let cipher: Cipher;
   const keyFile = join(config.dataDir, MASTER_KEY_FILE);
   const keyFileWasThere = existsSync(keyFile);
+  const production = new ProductionRule(store.db, config.environment === "production");
   try {
     await settleInterruptedRotation(store.db, config);
     cipher = new Cipher(loadMasterKey(config));
     await checkMasterKey(store.db, cipher, config);
-    if (config.devMode) await assertNoLiveAccess(store.db, config.dataDir);
+    if (config.devMode) {
+      await assertNoLiveAccess(store.db, config.dataDir);
+      await assertNotProductionDatabase(production, store.location);
+    }
   } catch (error) {
     await store.close();
     // A key made just now for a store whose data needs another (a restore without its
@@ -89,7 +95,7 @@ export async function createAppContext(config: Config, loggers: Loggers = create
   const writes = store.createWrites((size) => metrics.groupCommit(size));
   const fingerprintKey = cipher.deriveKey(FINGERPRINT_KEY_LABEL);
   const settings = new SettingsCache(store);
-  return { config, store, db: store.db, writes, cache, settings, log, requestLog, auth, cipher, fingerprintKey, targets: { refuseLoopback: config.environment === "production" }, webhooks: NO_DELIVERY, instances: ONE_INSTANCE, metrics, closers: [() => auth.close()] };
+  return { config, store, db: store.db, writes, cache, settings, log, requestLog, auth, cipher, fingerprintKey, production, targets: new WebhookTargets(production), webhooks: NO_DELIVERY, instances: ONE_INSTANCE, metrics, closers: [() => auth.close()] };
 }
 
 /** Runs the shutdown hooks, then closes the database. */
@@ -126,9 +132,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await listening.close(0);
     throw error;
   }
-  app.targets = { ...app.targets, self: selfAddress(config.host, listening.port) };
+  app.targets.self = selfAddress(config.host, listening.port);
   scheduleIdempotencyPurge(app);
   try {
+    await app.production.openForServing(app.log);
     app.instances = await startInstanceHeartbeat(app);
   } catch (error) {
     await closeAppContext(app);

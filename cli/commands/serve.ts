@@ -41,7 +41,7 @@ async function printSetupHint(db: Db, dataDir: string): Promise<void> {
 const ENVIRONMENT_ONLY = `
 Settings from the environment only:
   PAYGATE_MASTER_KEY                 base64 of 32 bytes; else <data>/master.key (created once)
-  PAYGATE_ENV / NODE_ENV             "production" refuses --dev
+  PAYGATE_ENV / NODE_ENV             "production" refuses --dev and test-mode loopback webhooks, and marks the database production for good
   PAYGATE_DEV_MODE                   1 = --dev
   PAYGATE_RATE_LIMIT                 <per second>[:<burst>] per API key, 0 = off (default 100:200)
   PAYGATE_WEBHOOK_RETRY_SCHEDULE     delays between webhook attempts (default ${DEFAULT_RETRY_SCHEDULE})

@@ -26,7 +26,7 @@ export class Dispatcher {
   private readonly perEndpoint = new Map<string, number>();
   private sending = 0;
   private readonly cancel = new AbortController();
-  private readonly connections = new WebhookConnections();
+  private readonly connections: WebhookConnections;
   private readonly secrets: SigningSecretCache;
   private stopped = false;
   private fillPlanned = false;
@@ -37,6 +37,7 @@ export class Dispatcher {
 
   constructor(private readonly app: AppContext) {
     this.secrets = new SigningSecretCache(app.cipher);
+    this.connections = new WebhookConnections(app.targets);
   }
 
   /** Starts what is due and fits in the limits, and records finished sends. Cheap and safe to call at any time. */
@@ -173,7 +174,7 @@ export class Dispatcher {
       return { delivered: false, statusCode: null, durationMs: 0, error: "the endpoint's signing secret cannot be decrypted (master key changed?)", responseExcerpt: null };
     }
     const headers = webhookHeaders(secrets, delivery.payload, delivery.event_id, now);
-    return postWebhook({ url: delivery.url, mode: delivery.mode, rules: this.app.targets, body: delivery.payload, headers }, this.app.config.webhookTimeoutMs, this.cancel.signal, this.connections);
+    return postWebhook({ url: delivery.url, mode: delivery.mode, rules: this.app.targets.known(), body: delivery.payload, headers }, this.app.config.webhookTimeoutMs, this.cancel.signal, this.connections);
   }
 
   /** Logs the attempt and moves the delivery on: succeeded, pending until the next retry, or dead. */

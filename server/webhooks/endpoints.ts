@@ -11,7 +11,8 @@ import { isoNow, newWebhookEndpointId, timestamp } from "../ids";
 import { toPage, type ListPage, type ListParams } from "../pagination";
 import type { Cipher } from "../secrets/cipher";
 import { newSigningSecret, ROTATION_GRACE_MS, sealSecret } from "./signing-secrets";
-import { checkEndpointUrl, type TargetRules } from "./url-policy";
+import type { TargetSource } from "./targets";
+import { checkEndpointUrl } from "./url-policy";
 
 /** What an endpoint subscribes to: event types, or `"*"` for all of them. */
 export type Subscription = EventType | "*";
@@ -85,8 +86,11 @@ export interface NewEndpointInput {
  */
 export const MAX_ENDPOINTS = 16;
 
-/** `rules`: the server's limits on targets (its own address; loopback in production). */
-export async function createEndpoint(db: Db, cipher: Cipher, owner: Owner, input: NewEndpointInput, rules: TargetRules, by: AuditActor): Promise<WebhookEndpoint> {
+/**
+ * `targets`: the limits on targets beyond the mode's own (the server's own address;
+ * loopback when production), read in `db` as the endpoint is saved.
+ */
+export async function createEndpoint(db: Db, cipher: Cipher, owner: Owner, input: NewEndpointInput, targets: TargetSource, by: AuditActor): Promise<WebhookEndpoint> {
   if ((await countEndpoints(db, owner)) >= MAX_ENDPOINTS) {
     throw new ApiError(
       400,
@@ -101,7 +105,7 @@ export async function createEndpoint(db: Db, cipher: Cipher, owner: Owner, input
     id,
     merchant_id: owner.merchantId,
     mode: owner.mode,
-    url: checkEndpointUrl(input.url, owner.mode, rules),
+    url: checkEndpointUrl(input.url, owner.mode, await targets.current(db)),
     event_types: JSON.stringify([...new Set(input.event_types)]),
     description: input.description ?? null,
     status: "enabled",
@@ -132,10 +136,10 @@ export interface EndpointPatch {
   status?: "enabled" | "disabled" | undefined;
 }
 
-export async function updateEndpoint(db: Db, owner: Owner, id: string, patch: EndpointPatch, rules: TargetRules, by: AuditActor): Promise<WebhookEndpoint> {
+export async function updateEndpoint(db: Db, owner: Owner, id: string, patch: EndpointPatch, targets: TargetSource, by: AuditActor): Promise<WebhookEndpoint> {
   const row = await getEndpointRow(db, owner, id);
   const update = {
-    ...(patch.url !== undefined && { url: checkEndpointUrl(patch.url, owner.mode, rules) }),
+    ...(patch.url !== undefined && { url: checkEndpointUrl(patch.url, owner.mode, await targets.current(db)) }),
     ...(patch.event_types !== undefined && { event_types: JSON.stringify([...new Set(patch.event_types)]) }),
     ...(patch.description !== undefined && { description: patch.description }),
     ...(patch.status !== undefined && { status: patch.status }),

@@ -2,8 +2,10 @@ import { lookup as dnsLookup } from "node:dns";
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
+import type { Duplex } from "node:stream";
 import type { Mode } from "../connectors/connector";
-import { addressRefusal, hostRefusal, portOf, selfRefusal, type TargetRules } from "./url-policy";
+import type { WebhookTargets } from "./targets";
+import { addressRefusal, hostRefusal, portOf, selfRefusal, targetRefusal, type TargetRules } from "./url-policy";
 
 /** One webhook POST, fully prepared (signed body and headers). */
 export interface WebhookRequest {
@@ -34,16 +36,29 @@ const IDLE_MS = 15_000;
 /** Targets with an agent; past this the pool is emptied, so distinct URLs cannot grow it without bound. */
 const MAX_AGENTS = 1_000;
 
+/** An agent's `createConnection`, in the form that hands the socket to a callback. */
+type Connect = (options: http.ClientRequestArgs, callback: (error: Error | null, socket?: Duplex) => void) => Duplex | undefined;
+
 /**
  * Keep-alive agents, one per target (scheme, host, port) and mode: deliveries to one
  * endpoint reuse their connections. The agent opens a new connection with the
  * request's guarded look-up, so every peer is checked when its connection opens; a
  * connection opened under test-mode rules is never lent to a live-mode request.
+ *
+ * With `targets`, a test-mode connection also reads the production rules afresh as it
+ * opens (another process may have marked the database since), and once this process
+ * learns of the mark, the connections opened before it are never reused.
  */
 export class WebhookConnections {
   private readonly agents = new Map<string, http.Agent>();
+  /** Agents whose connections were opened before the database was known to be production. */
+  private readonly retired = new Set<http.Agent>();
   /** `hostRefusal` of each target: a function of the URL's host, port and mode alone. */
   private readonly refusals = new Map<string, string | undefined>();
+
+  constructor(private readonly targets?: WebhookTargets) {
+    targets?.production.onLearned(() => this.retire());
+  }
 
   hostRefusal(url: URL, mode: Mode, rules: TargetRules | undefined): string | undefined {
     const key = `${mode} ${rules?.self?.port} ${rules?.refuseLoopback} ${url.host}`;
@@ -61,17 +76,62 @@ export class WebhookConnections {
       if (this.agents.size >= MAX_AGENTS) this.close();
       const options = { keepAlive: true, timeout: IDLE_MS, scheduling: "lifo" as const };
       agent = url.protocol === "https:" ? new https.Agent(options) : new http.Agent(options);
+      // Live mode refuses loopback whatever the environment: only test mode can change.
+      if (this.targets && mode === "test") checkEachConnection(agent, mode, this.targets);
       this.agents.set(key, agent);
     }
     return agent;
   }
 
-  /** Closes every kept connection. */
-  close(): void {
-    for (const agent of this.agents.values()) agent.destroy();
+  /**
+   * Stops lending the connections opened so far: their idle ones close now, the busy
+   * ones when their send ends, and later sends open new ones under the current rules.
+   */
+  private retire(): void {
+    for (const agent of this.agents.values()) {
+      for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
+      this.retired.add(agent);
+    }
     this.agents.clear();
     this.refusals.clear();
   }
+
+  /** Closes every kept connection. */
+  close(): void {
+    for (const agent of [...this.agents.values(), ...this.retired]) agent.destroy();
+    this.agents.clear();
+    this.retired.clear();
+    this.refusals.clear();
+  }
+}
+
+/**
+ * Reads the target rules afresh for each connection `agent` opens, before it opens:
+ * the host as written (an IP literal is never looked up) and every address a name
+ * resolves to are judged by them.
+ */
+function checkEachConnection(agent: http.Agent, mode: Mode, targets: WebhookTargets): void {
+  const open = agent.createConnection.bind(agent) as (options: http.ClientRequestArgs) => Duplex;
+  const connect: Connect = (options, callback) => {
+    targets.current().then(
+      (rules) => {
+        const port = Number(options.port);
+        const refusal = targetRefusal(options.host ?? "", port, mode, rules);
+        if (refusal) return callback(new RefusedAddressError(`refused: ${refusal}`));
+        let socket: Duplex;
+        try {
+          socket = open({ ...options, lookup: guardedLookup(mode, port, rules) });
+        } catch (error) {
+          return callback(error as Error);
+        }
+        callback(null, socket);
+      },
+      // Unread, the rules may be production's: nothing is sent.
+      () => callback(new RefusedAddressError("refused: paygate could not read its database's production setting")),
+    );
+    return undefined;
+  };
+  (agent as unknown as { createConnection: Connect }).createConnection = connect;
 }
 
 /**

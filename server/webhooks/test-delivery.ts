@@ -58,6 +58,7 @@ export async function sendTestDelivery(app: AppContext, owner: Owner, endpointId
   const body = JSON.stringify(event);
   const now = new Date();
   const headers = webhookHeaders(signingSecrets(app.cipher, endpoint.id, endpoint, now.toISOString()), body, event.id, now);
-  const outcome = await postWebhook({ url: endpoint.url, mode: endpoint.mode, rules: app.targets, body, headers }, app.config.webhookTimeoutMs);
+  // Its own connection, opened under the rules as they stand now.
+  const outcome = await postWebhook({ url: endpoint.url, mode: endpoint.mode, rules: await app.targets.current(), body, headers }, app.config.webhookTimeoutMs);
   return { delivered: outcome.delivered, status_code: outcome.statusCode, duration_ms: outcome.durationMs, event_id: event.id, error: outcome.error };
 }

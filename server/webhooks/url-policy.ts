@@ -157,8 +157,8 @@ export interface TargetRules {
   /** Where paygate itself listens, never a target; unknown to the CLI, which does not listen. */
   self?: SelfAddress | undefined;
   /**
-   * Loopback refused in test mode too. Set on a production server (PAYGATE_ENV): its
-   * loopback is the operator's machine, where services not meant for merchants listen.
+   * Loopback refused in test mode too. Set when production (server/production-rule.ts):
+   * there loopback is the operator's machine, where services not meant for merchants listen.
    */
   refuseLoopback: boolean;
 }
@@ -188,17 +188,22 @@ export function selfRefusal(address: string, port: number, self: SelfAddress | u
 
 const isLocalhostName = (host: string) => host === "localhost" || host.endsWith(".localhost");
 
-/** The URL's host without IPv6 brackets or the root's trailing dot (`localhost.` is `localhost`). */
-const bareHost = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "");
+/** A host without IPv6 brackets or the root's trailing dot (`localhost.` is `localhost`). */
+const bareHost = (hostname: string): string => hostname.replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "");
 
 /** The port a URL connects to. */
 export const portOf = (url: URL): number => Number(url.port || (url.protocol === "https:" ? 443 : 80));
 
 /** Why the host as written in the URL is refused, before any DNS look-up. */
 export function hostRefusal(url: URL, mode: Mode, rules?: TargetRules): string | undefined {
-  const host = bareHost(url);
+  return targetRefusal(url.hostname, portOf(url), mode, rules);
+}
+
+/** `hostRefusal` of a host and port as a connection is opened to them. */
+export function targetRefusal(hostname: string, port: number, mode: Mode, rules?: TargetRules): string | undefined {
+  const host = bareHost(hostname);
   const refuseLoopback = rules?.refuseLoopback ?? false;
-  const itself = selfRefusal(host, portOf(url), rules?.self);
+  const itself = selfRefusal(host, port, rules?.self);
   if (itself) return itself;
   if (isIP(host)) {
     const refusal = addressRefusal(host, mode, refuseLoopback);

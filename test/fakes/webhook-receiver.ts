@@ -25,6 +25,8 @@ export interface WebhookReceiver {
   received: ReceivedWebhook[];
   /** TCP connections accepted so far (a refused target must never add one). */
   connections(): number;
+  /** TCP connections open now (kept alive by the sender, or in use). */
+  openConnections(): number;
   /** Answer the following requests with `status` (and `body`, else a short text). */
   answer(status: number, body?: string): void;
   /** Leave the following requests unanswered. */
@@ -42,6 +44,7 @@ export async function startWebhookReceiver(options: { status?: number } = {}): P
   let behaviour: number | "hang" = options.status ?? 200;
   let answerBody: string | undefined;
   let connections = 0;
+  let open = 0;
 
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -63,7 +66,11 @@ export async function startWebhookReceiver(options: { status?: number } = {}): P
       res.end(answerBody ?? (answer < 300 ? "ok" : `receiver says ${answer}`));
     });
   });
-  server.on("connection", () => connections++);
+  server.on("connection", (socket) => {
+    connections++;
+    open++;
+    socket.on("close", () => open--);
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
 
@@ -72,6 +79,7 @@ export async function startWebhookReceiver(options: { status?: number } = {}): P
     port,
     received,
     connections: () => connections,
+    openConnections: () => open,
     answer(status, body) {
       behaviour = status;
       answerBody = body;

@@ -29,7 +29,7 @@ describe("delivery survives a crash", () => {
     receiver = await startWebhookReceiver();
     merchantId = (await createMerchant(store.db, "Crash Merchant", byOperator())).id;
     const cipher = new Cipher(Buffer.from(testEnv().PAYGATE_MASTER_KEY as string, "base64"));
-    await createEndpoint(store.db, cipher, { merchantId, mode: "test" }, { url: receiver.url, event_types: ["*"] }, { refuseLoopback: false }, byOperator());
+    await createEndpoint(store.db, cipher, { merchantId, mode: "test" }, { url: receiver.url, event_types: ["*"] }, { current: async () => ({ refuseLoopback: false }) }, byOperator());
   });
   afterAll(async () => {
     await server?.stop("SIGKILL");
