@@ -55,18 +55,38 @@ const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
 
 /**
  * Why dev mode refuses a request, or undefined. Without authentication, a web page in
- * the developer's browser is the attacker: the Host check stops DNS rebinding, and
- * requiring JSON on bodies forces a CORS preflight, which paygate never grants, on any
- * cross-site write (a form or a text/plain fetch would otherwise go through).
+ * the developer's browser is the attacker: the Host check stops DNS rebinding; a
+ * browser's `Origin` naming another origin than the request's Host is a page of
+ * another site (curl, SDKs and test runners send none, and paygate grants no CORS, so
+ * no page elsewhere has any use of the API); and requiring JSON as the declared type
+ * of every write that declares one, or has a body, forces a CORS preflight on any
+ * cross-site write (an empty form post declares `application/x-www-form-urlencoded`).
+ * A cross-site write with neither a body nor a Content-Type cannot send the
+ * Idempotency-Key every POST needs.
  */
 export function devRequestRefusal(method: string, headers: Headers): ApiError | undefined {
   const hostRefusal = devHostRefusal(headers);
   if (hostRefusal) return hostRefusal;
+  const origin = headers.get("origin");
+  if (origin !== null && !sameOrigin(origin, headers.get("host") ?? "")) {
+    return new ApiError(403, "origin_not_allowed", "Development mode refuses requests sent by a web page of another origin (the Origin header).");
+  }
   const hasBody = Number(headers.get("content-length") ?? "0") > 0 || headers.has("transfer-encoding");
-  if (method !== "GET" && method !== "HEAD" && hasBody && !JSON_MEDIA_TYPE.test(headers.get("content-type") ?? "")) {
-    return new ApiError(415, "unsupported_media_type", "Development mode requires Content-Type: application/json on requests with a body.");
+  const declared = headers.get("content-type");
+  if (method !== "GET" && method !== "HEAD" && (hasBody || declared !== null) && !JSON_MEDIA_TYPE.test(declared ?? "")) {
+    return new ApiError(415, "unsupported_media_type", "Development mode requires Content-Type: application/json on writes that have a body or declare a Content-Type.");
   }
   return undefined;
+}
+
+/** Whether a browser's Origin (`http://localhost:8080`) names the host and port the request went to. */
+function sameOrigin(origin: string, host: string): boolean {
+  try {
+    const url = new URL(origin);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.host.toLowerCase() === host.toLowerCase();
+  } catch {
+    return false; // "null" (a sandboxed frame, a file: page) or garbage
+  }
 }
 
 /**

@@ -37,7 +37,9 @@ export function registerReset(program: Command): void {
         if (!flags.yes && !(await confirmed(`Delete every test-mode payment, token and event of ${merchant.short_id} (${merchant.name})? [y/N] `))) {
           throw new OperationError("nothing deleted");
         }
-        const result = await writeUnit(app.writes).commit((trx) => resetTestData(trx, merchant.id));
+        const { routeTable } = await import("../../server/openapi/route-table");
+        const table = routeTable();
+        const result = await writeUnit(app.writes).commit((trx) => resetTestData(trx, merchant.id, table));
         const rows = Object.entries(result.deleted).map(([kind, deleted]) => ({ kind, deleted }));
         printResult(flags.json, result, rows, ["kind", "deleted"]);
       }),

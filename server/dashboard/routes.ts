@@ -13,7 +13,7 @@ import type { Route } from "../http/route";
 import { requireScope } from "../keys/authenticator";
 import type { Actor } from "../keys/actor";
 import type { Merchant } from "../merchants/merchants";
-import { fromDecimalString } from "../payments/currency";
+import { currencyExponent, parseDecimalAmount, toDecimalString } from "../payments/currency";
 import type { Payment } from "../payments/payment";
 import { ApiClient, errorMessage, type ApiAnswer } from "./api";
 import { ASSETS } from "./assets";
@@ -85,6 +85,13 @@ const flashOf = (query: URLSearchParams): Flash | undefined => {
   const text = DONE[query.get("done") ?? ""];
   return text ? { kind: "ok", text } : undefined;
 };
+
+/** What the refund form says when an amount is not one the currency can have (one rule for all: currency.ts `parseDecimalAmount`). */
+function amountHint(currency: string): string {
+  const exponent = currencyExponent(currency);
+  const decimals = exponent === 0 ? "no decimals" : `at most ${exponent} decimal${exponent === 1 ? "" : "s"}`;
+  return `Enter the refund amount as a number with ${decimals} (${currency.toUpperCase()}), such as ${toDecimalString(5 * 10 ** exponent, currency)}.`;
+}
 
 function cookieOf(event: H3Event): string | undefined {
   for (const part of (event.req.headers.get("cookie") ?? "").split(";")) {
@@ -248,8 +255,9 @@ export function mountDashboard(h3: H3, app: AppContext, routes: readonly Route[]
       if (!found.ok) return answer(found.status, errorPage(found.status, errorMessage(found)));
       const amount = (req.form.get("amount") ?? "").trim();
       if (amount !== "") {
-        if (!/^\d{1,8}(\.\d{1,3})?$/.test(amount)) return paymentPage(req, id, { kind: "error", text: "Enter the refund amount as a number, such as 5.00." }, 400);
-        body.amount = fromDecimalString(amount, found.body.currency);
+        const minor = parseDecimalAmount(amount, found.body.currency);
+        if (minor === undefined) return paymentPage(req, id, { kind: "error", text: amountHint(found.body.currency) }, 400);
+        body.amount = minor;
       }
       const reason = (req.form.get("reason") ?? "").trim();
       if (reason) body.reason = reason;

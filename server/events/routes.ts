@@ -49,6 +49,7 @@ export function eventRoutes(app: AppContext): Route[] {
       method: "POST",
       path: "/v1/events/:id/replay",
       scope: "webhooks:write",
+      resetWithTestData: true,
       summary: "Deliver an event again to every endpoint it went to, or to one of them",
       body: z.strictObject({ endpoint: z.string().optional() }),
       responses: { 200: eventWithDeliveriesSchema },

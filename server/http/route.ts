@@ -66,6 +66,13 @@ export interface Route<T = unknown, B = Record<string, unknown>> {
    * without them.
    */
   secretFields?: readonly string[];
+  /**
+   * The route creates or changes what a test-data reset deletes (card tokens, payments,
+   * refunds, events and their deliveries): `POST /v1/test_data/reset` and `paygate
+   * reset` delete the merchant's test keys' idempotency records of this route, and keep
+   * those of every other route (a replayed key or endpoint creation still replays).
+   */
+  resetWithTestData?: boolean;
   /** One line for the API reference. */
   summary: string;
   /** Parsed by the pipeline before the handler runs; a failure is the matching 400. */

@@ -39,7 +39,7 @@ const add = (codes: Record<number, string[]>, status: number, ...list: string[])
  */
 function errorCodes(route: Route): Record<number, string[]> {
   const codes: Record<number, string[]> = {};
-  add(codes, 403, "host_not_allowed");
+  add(codes, 403, "host_not_allowed", "origin_not_allowed");
   add(codes, 500, "api_error");
   add(codes, 503, "master_key_mismatch", "service_unavailable");
   // Any route: a NUL in a path parameter or query value (http/refuse-nul.ts).

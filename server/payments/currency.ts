@@ -41,7 +41,24 @@ export function toDecimalString(amount: number, currency: string): string {
   return `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
 }
 
-/** The inverse of `toDecimalString`, for amounts a processor reports back. */
+/**
+ * An amount a person typed ("5.00", "5", "10.5") in minor units, or undefined when it is
+ * not a plain decimal number (up to 8 whole digits) or has more decimals than the
+ * currency has: 2.9 JPY and 0.001 USD are refused, never rounded or truncated.
+ */
+export function parseDecimalAmount(text: string, currency: string): number | undefined {
+  const exponent = currencyExponent(currency);
+  const match = /^(\d{1,8})(?:\.(\d+))?$/.exec(text);
+  if (!match) return undefined;
+  const [, whole = "0", fraction = ""] = match;
+  if (fraction.length > exponent) return undefined;
+  return Number(whole) * 10 ** exponent + Number(fraction.padEnd(exponent, "0") || "0");
+}
+
+/**
+ * The inverse of `toDecimalString`, for amounts a processor reports back (it drops
+ * digits beyond the currency's; what a person types goes through `parseDecimalAmount`).
+ */
 export function fromDecimalString(value: string, currency: string): number {
   const exponent = currencyExponent(currency);
   const [whole = "0", fraction = ""] = value.trim().split(".");

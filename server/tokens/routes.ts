@@ -10,6 +10,7 @@ export function tokenRoutes(app: AppContext): Route[] {
       method: "POST",
       path: "/v1/tokens",
       scope: "tokens:write",
+      resetWithTestData: true,
       summary: "Exchange a card for a token (the number is stored encrypted, the CVC dropped)",
       body: tokenizeBody,
       responses: { 201: cardTokenSchema },

@@ -222,6 +222,34 @@ describe("writes", () => {
     expect(after).toContain("Refund sent.");
   });
 
+  it("refuses a refund amount with more decimals than the currency has (JPY 2.9, USD 0.019), never truncating it", async () => {
+    const client = await signedIn(server, shop.secret);
+    const api = paymentsClient(server, shop.secret);
+    const yen = (await (await api.sale({ amount: 5000, currency: "jpy", gateway_token: await api.token() })).json()).id as string;
+    const dollars = await sale(shop.secret, 5000);
+    const refund = async (id: string, amount: string) => {
+      const page = await (await client.get(`/dashboard/payments/${id}`)).text();
+      return client.post(`/dashboard/payments/${id}/refund`, { csrf: hiddenField(page, "csrf"), idempotency_key: hiddenField(page, "idempotency_key", "/refund"), amount });
+    };
+    for (const amount of ["2.9", "10.99", "1.5", "2.0"]) {
+      const res = await refund(yen, amount);
+      expect(res.status, amount).toBe(400);
+      expect(await res.text(), amount).toContain("no decimals (JPY), such as 5.");
+    }
+    for (const amount of ["0.001", "0.019", "5.000"]) {
+      const res = await refund(dollars, amount);
+      expect(res.status, amount).toBe(400);
+      expect(await res.text(), amount).toContain("at most 2 decimals (USD), such as 5.00.");
+    }
+    expect((await (await api.get(yen)).json()).amount_refunded).toBe(0);
+    expect((await (await api.get(dollars)).json()).amount_refunded).toBe(0);
+    // What the currency can have still goes through, whole or with its decimals.
+    expect((await refund(yen, "3")).status).toBe(303);
+    expect((await refund(dollars, "0.5")).status).toBe(303);
+    expect((await (await api.get(yen)).json()).amount_refunded).toBe(3);
+    expect((await (await api.get(dollars)).json()).amount_refunded).toBe(50);
+  });
+
   it("refuses a state-changing form without the session's CSRF token, or from another origin", async () => {
     const id = await sale(shop.secret, 3000);
     const client = await signedIn(server, shop.secret);

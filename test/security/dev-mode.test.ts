@@ -84,6 +84,38 @@ describe("development mode requests", () => {
     expect(rotated.status, "a write without a body needs no Content-Type").toBe(200);
   });
 
+  it("a cross-site form cannot reset the test data: a foreign Origin is refused, an empty form post too, and the reset needs an Idempotency-Key", async () => {
+    const host = `127.0.0.1:${port}`;
+    const token = await server.request("/v1/tokens", { method: "POST", headers: { "idempotency-key": "dev-reset-tok" }, json: { card: { number: "4242424242424242", exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: "123" } } });
+    expect(token.status).toBe(201);
+    const sale = await server.request("/v1/payments/sale", { method: "POST", headers: { "idempotency-key": "dev-reset-sale" }, json: { amount: 100, currency: "usd", gateway_token: (await token.json()).token } });
+    expect(sale.status).toBe(201);
+    const payments = async () => Number((await server.app.db.selectFrom("payments").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n);
+    const before = await payments();
+    const form = "application/x-www-form-urlencoded";
+    // The attack as sent: a page's form, empty body, its Origin.
+    for (const origin of ["https://evil.example", "null", `http://localhost:${port}`, "http://127.0.0.1:1"]) {
+      const answer = await raw(server, "POST", "/v1/test_data/reset", { host, origin, "content-type": form }, "");
+      expect(answer.status, origin).toBe(403);
+      expect(answer.body.error, origin).toMatchObject({ type: "authentication_error", code: "origin_not_allowed" });
+      expect((await raw(server, "GET", "/v1/api-keys", { host, origin })).status, origin).toBe(403);
+    }
+    // Without an Origin: an empty body declared as a form is refused, and so is a reset without a key.
+    expect((await raw(server, "POST", "/v1/test_data/reset", { host, "content-type": form }, "")).body.error.code).toBe("unsupported_media_type");
+    expect((await raw(server, "POST", "/v1/test_data/reset", { host, "content-type": "text/plain", "idempotency-key": "dev-reset-0" }, "")).status).toBe(415);
+    const keyless = await raw(server, "POST", "/v1/test_data/reset", { host }, "");
+    expect(keyless.status).toBe(400);
+    expect(keyless.body.error.code).toBe("missing_idempotency_key");
+    expect(await payments()).toBe(before);
+    // The developer's own tools: curl sends no Origin; the dashboard's page has the server's own.
+    const curl = await raw(server, "POST", "/v1/test_data/reset", { host, "idempotency-key": "dev-reset-1" });
+    expect(curl.status).toBe(200);
+    expect(curl.body.deleted.payments).toBeGreaterThan(0);
+    expect(await payments()).toBe(before - curl.body.deleted.payments);
+    const sameOrigin = await raw(server, "POST", "/v1/test_data/reset", { host, origin: `http://${host}`, "content-type": "application/json", "idempotency-key": "dev-reset-2" }, "{}");
+    expect(sameOrigin.status).toBe(200);
+  });
+
   it("Host: attacker.example with text/plain cannot mint a key", async () => {
     const before = await countKeys(server);
     const body = JSON.stringify({ name: "pwned", mode: "live", role: "admin" });
